@@ -1,0 +1,54 @@
+// Checks shared by every data-movement call on a managed window, in the
+// order MPICH makes them, so bad input gets the error class native MPICH
+// gives.
+#ifndef RMASHIM_SHIM_ACCESS_H_
+#define RMASHIM_SHIM_ACCESS_H_
+
+#include <mpi.h>
+
+#include "shim/datatype.h"
+#include "shim/window.h"
+
+namespace rmashim {
+
+// MPI_ERR_RANK for a rank outside the window's group (MPI_PROC_NULL is
+// valid), MPI_ERR_DISP for a negative displacement.
+inline int CheckTargetArgs(const ManagedWindow& w, int target, MPI_Aint disp) {
+  if (target < MPI_PROC_NULL || target >= w.comm_size()) return MPI_ERR_RANK;
+  if (disp < 0) return MPI_ERR_DISP;
+  return MPI_SUCCESS;
+}
+
+// Whether this process's current epoch lets it access `target` directly.
+enum class EpochAccess { kDirect, kPassThrough, kNoEpoch };
+inline EpochAccess CheckEpoch(const ManagedWindow& w, int target) {
+  switch (w.epoch) {
+    case AccessEpoch::kFence:
+    case AccessEpoch::kLockAll:
+      return EpochAccess::kDirect;
+    case AccessEpoch::kLock:
+      return w.locks[target].mode != LockMode::kNone ? EpochAccess::kDirect
+                                                     : EpochAccess::kNoEpoch;
+    case AccessEpoch::kPscw:  // MPI checks the start group and waits for post
+      return EpochAccess::kPassThrough;
+    case AccessEpoch::kNone:
+      break;
+  }
+  return EpochAccess::kNoEpoch;
+}
+
+// Whether `layout` placed at `disp` fits inside the target's window; false
+// means MPI_ERR_RMA_RANGE. Sets `*offset` to the byte offset of `disp`.
+inline bool FitsInTarget(const Target& t, MPI_Aint disp, const Layout& layout,
+                         MPI_Aint* offset) {
+  if (__builtin_mul_overflow(disp, static_cast<MPI_Aint>(t.disp_unit),
+                             offset)) {
+    return false;
+  }
+  return layout.bytes == 0 ||
+         (*offset + layout.lo >= 0 && *offset + layout.hi <= t.size);
+}
+
+}  // namespace rmashim
+
+#endif  // RMASHIM_SHIM_ACCESS_H_

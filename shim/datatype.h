@@ -1,0 +1,56 @@
+// Datatype layouts for copying RMA data straight into or out of mapped
+// target memory.
+#ifndef RMASHIM_SHIM_DATATYPE_H_
+#define RMASHIM_SHIM_DATATYPE_H_
+
+#include <mpi.h>
+
+#include <cstdint>
+
+namespace rmashim {
+
+// MPICH encodes a predefined datatype's kind and size in its handle
+// (mpir_datatype.h: HANDLE_KIND_BUILTIN in bits 30-31, MPIR_DATATYPE in bits
+// 26-29, size in bits 8-15), so the hot path needs no MPI call for them.
+inline bool IsBuiltinType(MPI_Datatype type) {
+  return (static_cast<uint32_t>(type) & 0xfc000000u) == 0x4c000000u;
+}
+inline int BuiltinTypeSize(MPI_Datatype type) {
+  return (static_cast<uint32_t>(type) >> 8) & 0xff;
+}
+
+// What `count` elements of a datatype occupy.
+struct Layout {
+  MPI_Aint bytes = 0;   // payload bytes (type size times count)
+  MPI_Aint lo = 0;      // lowest byte touched, relative to the buffer
+  MPI_Aint hi = 0;      // one past the highest byte touched
+  bool dense = false;   // payload is exactly bytes [lo, hi) in order
+};
+
+// Fills `out` for `count` elements of `type`; returns an MPI error code
+// (MPI_ERR_COUNT, MPI_ERR_TYPE) for bad input.
+int DescribeLayout(int count, MPI_Datatype type, Layout* out);
+
+// Fast path of DescribeLayout for predefined types; false when `type` needs
+// the general path.
+inline bool DescribeBuiltin(int count, MPI_Datatype type, Layout* out) {
+  if (!IsBuiltinType(type) || count < 0) return false;
+  const int size = BuiltinTypeSize(type);
+  if (size == 0) return false;
+  out->bytes = static_cast<MPI_Aint>(count) * size;
+  out->lo = 0;
+  out->hi = out->bytes;
+  out->dense = true;
+  return true;
+}
+
+// Copies `src_count` elements laid out as `src_type` at `src` into
+// `dst_count` elements laid out as `dst_type` at `dst`. Both layouts must
+// carry the same number of bytes. Returns an MPI error code.
+int CopyTyped(const void* src, int src_count, MPI_Datatype src_type,
+              const Layout& src_layout, void* dst, int dst_count,
+              MPI_Datatype dst_type, const Layout& dst_layout);
+
+}  // namespace rmashim
+
+#endif  // RMASHIM_SHIM_DATATYPE_H_

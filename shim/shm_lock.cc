@@ -1,0 +1,72 @@
+#include "shim/shm_lock.h"
+
+#include <sched.h>
+
+namespace rmashim {
+
+void Backoff::Wait() {
+  constexpr uint32_t kSpinRounds = 10;  // up to 2^10 pauses before yielding
+  if (round_ < kSpinRounds) {
+    for (uint32_t i = 0; i < (1u << round_); ++i) __builtin_ia32_pause();
+    ++round_;
+  } else {
+    sched_yield();
+  }
+}
+
+void AcquireShared(LockWords& target) {
+  Backoff backoff;
+  while (true) {
+    const uint64_t seen = target.lock.fetch_add(1, std::memory_order_acquire);
+    if ((seen & kExclusiveBit) == 0) return;
+    target.lock.fetch_sub(1, std::memory_order_relaxed);
+    do {
+      backoff.Wait();
+    } while (target.lock.load(std::memory_order_relaxed) & kExclusiveBit);
+  }
+}
+
+void ReleaseShared(LockWords& target) {
+  target.lock.fetch_sub(1, std::memory_order_release);
+}
+
+void AcquireExclusive(LockWords& all_owner, LockWords& target) {
+  Backoff backoff;
+  while (true) {
+    const uint64_t all =
+        all_owner.all.fetch_add(kWriterUnit, std::memory_order_acquire);
+    if ((all & kReaderMask) == 0) {
+      uint64_t expected = 0;
+      if (target.lock.compare_exchange_strong(expected, kExclusiveBit,
+                                              std::memory_order_acquire,
+                                              std::memory_order_relaxed)) {
+        return;
+      }
+    }
+    all_owner.all.fetch_sub(kWriterUnit, std::memory_order_relaxed);
+    backoff.Wait();
+  }
+}
+
+void ReleaseExclusive(LockWords& all_owner, LockWords& target) {
+  target.lock.fetch_and(~kExclusiveBit, std::memory_order_release);
+  all_owner.all.fetch_sub(kWriterUnit, std::memory_order_release);
+}
+
+void AcquireAll(LockWords& all_owner) {
+  Backoff backoff;
+  while (true) {
+    const uint64_t all = all_owner.all.fetch_add(1, std::memory_order_acquire);
+    if ((all & ~kReaderMask) == 0) return;
+    all_owner.all.fetch_sub(1, std::memory_order_relaxed);
+    do {
+      backoff.Wait();
+    } while (all_owner.all.load(std::memory_order_relaxed) & ~kReaderMask);
+  }
+}
+
+void ReleaseAll(LockWords& all_owner) {
+  all_owner.all.fetch_sub(1, std::memory_order_release);
+}
+
+}  // namespace rmashim

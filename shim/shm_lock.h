@@ -1,0 +1,60 @@
+// Passive-target locks in shared memory, after foMPI's protocol.
+//
+// Every target's segment header holds one `lock` word: bit 63 is set while an
+// origin holds MPI_LOCK_EXCLUSIVE on it, bits 0..62 count MPI_LOCK_SHARED
+// holders. Window rank 0's header also holds the `all` word: its high half
+// counts origins that hold (or are acquiring) an exclusive lock on any
+// target, its low half counts MPI_Win_lock_all holders.
+//
+// Why this excludes correctly:
+//  - shared vs exclusive on one target: a shared locker increments `lock` and
+//    backs off (undoes) if it saw the exclusive bit; an exclusive locker only
+//    wins the CAS 0 -> EXCLUSIVE, i.e. with no shared holder and no other
+//    exclusive holder. Whoever moves `lock` first wins; the other retries.
+//  - lock_all vs exclusive: lock_all increments the low half of `all` and
+//    backs off if the high half is non-zero; an exclusive locker increments
+//    the high half first and backs off if the low half is non-zero, and only
+//    then tries the target's `lock`. Both are fetch-and-adds on one word, so
+//    at most one side sees the other's count as zero.
+//  - lock_all vs shared: both are shared, nothing to exclude.
+// Every operation is a CPU atomic on mapped memory: no target process ever
+// has to call MPI for an origin to make progress (truly one-sided).
+#ifndef RMASHIM_SHIM_SHM_LOCK_H_
+#define RMASHIM_SHIM_SHM_LOCK_H_
+
+#include <atomic>
+#include <cstdint>
+
+namespace rmashim {
+
+struct alignas(64) LockWords {
+  std::atomic<uint64_t> lock{0};  // per target
+  std::atomic<uint64_t> all{0};   // used in window rank 0's header only
+};
+static_assert(std::atomic<uint64_t>::is_always_lock_free,
+              "lock words live in shared memory and must be address-free");
+
+inline constexpr uint64_t kExclusiveBit = uint64_t{1} << 63;
+inline constexpr uint64_t kWriterUnit = uint64_t{1} << 32;  // `all` high half
+inline constexpr uint64_t kReaderMask = kWriterUnit - 1;    // `all` low half
+
+// Spins politely: pause instructions with exponential growth, then yields the
+// core (ranks are often oversubscribed on small nodes).
+class Backoff {
+ public:
+  void Wait();
+
+ private:
+  uint32_t round_ = 0;
+};
+
+void AcquireShared(LockWords& target);
+void ReleaseShared(LockWords& target);
+void AcquireExclusive(LockWords& all_owner, LockWords& target);
+void ReleaseExclusive(LockWords& all_owner, LockWords& target);
+void AcquireAll(LockWords& all_owner);
+void ReleaseAll(LockWords& all_owner);
+
+}  // namespace rmashim
+
+#endif  // RMASHIM_SHIM_SHM_LOCK_H_

@@ -1,0 +1,57 @@
+// Maps an application's MPI_Win handle to its ManagedWindow in O(1).
+// Lookups are lock-free (a hash and, on collision, a short probe), so the
+// node-local put path stays cheap; inserts and erases are serialized.
+#ifndef RMASHIM_SHIM_WINDOW_TABLE_H_
+#define RMASHIM_SHIM_WINDOW_TABLE_H_
+
+#include <mpi.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+namespace rmashim {
+
+class ManagedWindow;
+
+class WindowTable {
+ public:
+  static constexpr int kCapacity = 4096;  // live managed windows at most
+
+  // nullptr when `win` is not managed (then the call passes through).
+  ManagedWindow* Find(MPI_Win win) const {
+    for (uint32_t i = Hash(win), n = 0; n < kCapacity; ++n, ++i) {
+      const Slot& slot = slots_[i % kCapacity];
+      const MPI_Win key = slot.key.load(std::memory_order_acquire);
+      if (key == win) return slot.window.load(std::memory_order_acquire);
+      if (key == kEmpty) return nullptr;
+    }
+    return nullptr;
+  }
+
+  bool Insert(MPI_Win win, ManagedWindow* window);
+  ManagedWindow* Erase(MPI_Win win);  // returns what was stored
+
+ private:
+  // MPICH window handles are never 0; MPI_WIN_NULL marks an erased slot so
+  // probes continue past it.
+  static constexpr MPI_Win kEmpty = 0;
+  static constexpr MPI_Win kErased = MPI_WIN_NULL;
+
+  struct Slot {
+    std::atomic<MPI_Win> key{kEmpty};
+    std::atomic<ManagedWindow*> window{nullptr};
+  };
+
+  static uint32_t Hash(MPI_Win win) {
+    return (static_cast<uint32_t>(win) * 2654435761u) >> 20;  // 12 bits
+  }
+
+  std::array<Slot, kCapacity> slots_;
+  std::mutex write_mutex_;
+};
+
+}  // namespace rmashim
+
+#endif  // RMASHIM_SHIM_WINDOW_TABLE_H_

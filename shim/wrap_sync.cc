@@ -1,0 +1,278 @@
+// Synchronization on managed windows.
+//
+// Passive target (lock, unlock, lock_all, flush*, sync): on a window whose
+// ranks all share this node the shim serves locks with the lock words of
+// shim/shm_lock.h, so an origin never waits for the target to call MPI.
+// Direct copies are complete when the call that issued them returns, so a
+// flush only needs a memory fence, plus an MPI flush of the internal window
+// when operations were passed through to it during the epoch. A window that
+// spans nodes keeps MPI's own lock on the application's window (it must
+// exclude remote origins too); direct copies to node-local targets happen
+// inside that MPI epoch.
+//
+// Active target (fence, PSCW) stays on the application's window. Direct
+// copies in a fence epoch are made visible by a memory fence before
+// MPI_Win_fence, whose barrier orders them before the targets' next
+// accesses. PSCW epochs pass every operation through to MPI.
+#include <mpi.h>
+
+#include <atomic>
+
+#include "shim/runtime.h"
+#include "shim/shm_lock.h"
+#include "shim/window.h"
+
+namespace rmashim {
+namespace {
+
+void PublishDirectCopies() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+
+int Fail(const ManagedWindow& w, int code) {
+  return RaiseOnWindow(w.app_win(), code);
+}
+
+bool InPassiveEpochWith(const ManagedWindow& w, int rank) {
+  return w.epoch == AccessEpoch::kLockAll ||
+         (w.epoch == AccessEpoch::kLock &&
+          w.locks[rank].mode != LockMode::kNone);
+}
+
+// A new access epoch may start from no epoch, or right after a fence that
+// did not say MPI_MODE_NOSUCCEED (MPICH accepts that too).
+bool MayStartEpoch(const ManagedWindow& w) {
+  return w.epoch == AccessEpoch::kNone || w.epoch == AccessEpoch::kFence;
+}
+
+void ClearPending(ManagedWindow& w) {
+  for (TargetLockState& s : w.locks) s.mpi_ops_pending = false;
+  w.any_mpi_ops_pending = false;
+}
+
+using FlushFn = int (*)(int, MPI_Win);
+using FlushAllFn = int (*)(MPI_Win);
+
+// Completes what this process issued to `rank`: direct copies are complete
+// already; MPI operations are completed by `flush` on the window they used.
+int FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
+  if (rank < MPI_PROC_NULL || rank >= w.comm_size()) {
+    return Fail(w, MPI_ERR_RANK);
+  }
+  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  if (!InPassiveEpochWith(w, rank)) return Fail(w, MPI_ERR_RMA_SYNC);
+  PublishDirectCopies();
+  TargetLockState& state = w.locks[rank];
+  if (!w.target(rank).node_local() || state.mpi_ops_pending) {
+    const MPI_Win used = w.passthrough_win();
+    const int rc = flush(rank, used);
+    if (rc != MPI_SUCCESS) {
+      return used == w.app_win() ? rc : Fail(w, rc);
+    }
+    if (flush == PMPI_Win_flush) state.mpi_ops_pending = false;
+  }
+  return MPI_SUCCESS;
+}
+
+int FlushAllTargets(ManagedWindow& w, FlushAllFn flush_all) {
+  if (w.epoch != AccessEpoch::kLock && w.epoch != AccessEpoch::kLockAll) {
+    return Fail(w, MPI_ERR_RMA_SYNC);
+  }
+  PublishDirectCopies();
+  if (!w.locks_in_shm() || w.any_mpi_ops_pending) {
+    const MPI_Win used = w.passthrough_win();
+    const int rc = flush_all(used);
+    if (rc != MPI_SUCCESS) return used == w.app_win() ? rc : Fail(w, rc);
+    if (flush_all == PMPI_Win_flush_all) ClearPending(w);
+  }
+  return MPI_SUCCESS;
+}
+
+int Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
+  if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE) {
+    return Fail(w, MPI_ERR_LOCKTYPE);
+  }
+  if (rank < MPI_PROC_NULL || rank >= w.comm_size()) {
+    return Fail(w, MPI_ERR_RANK);
+  }
+  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  if (!(MayStartEpoch(w) || w.epoch == AccessEpoch::kLock) ||
+      w.locks[rank].mode != LockMode::kNone) {
+    return Fail(w, MPI_ERR_RMA_SYNC);
+  }
+  const bool nocheck = (assert & MPI_MODE_NOCHECK) != 0;
+  if (!w.locks_in_shm()) {
+    const int rc = PMPI_Win_lock(lock_type, rank, assert, w.app_win());
+    if (rc != MPI_SUCCESS) return rc;
+  } else if (!nocheck) {
+    if (lock_type == MPI_LOCK_SHARED) {
+      AcquireShared(w.lock_words(rank));
+    } else {
+      AcquireExclusive(w.all_lock_words(), w.lock_words(rank));
+    }
+  }
+  w.locks[rank] = {lock_type == MPI_LOCK_SHARED ? LockMode::kShared
+                                                 : LockMode::kExclusive,
+                   nocheck, false};
+  w.epoch = AccessEpoch::kLock;
+  ++w.locks_held;
+  return MPI_SUCCESS;
+}
+
+int Unlock(ManagedWindow& w, int rank) {
+  if (rank < MPI_PROC_NULL || rank >= w.comm_size()) {
+    return Fail(w, MPI_ERR_RANK);
+  }
+  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  TargetLockState& state = w.locks[rank];
+  if (w.epoch != AccessEpoch::kLock || state.mode == LockMode::kNone) {
+    return Fail(w, MPI_ERR_RMA_SYNC);
+  }
+  PublishDirectCopies();
+  int rc = MPI_SUCCESS;
+  if (!w.locks_in_shm()) {
+    rc = PMPI_Win_unlock(rank, w.app_win());
+  } else {
+    if (state.mpi_ops_pending) {
+      rc = PMPI_Win_flush(rank, w.internal_win());
+      if (rc != MPI_SUCCESS) rc = Fail(w, rc);
+    }
+    if (!state.nocheck) {
+      if (state.mode == LockMode::kShared) {
+        ReleaseShared(w.lock_words(rank));
+      } else {
+        ReleaseExclusive(w.all_lock_words(), w.lock_words(rank));
+      }
+    }
+  }
+  state = TargetLockState{};
+  if (--w.locks_held == 0) {
+    w.epoch = AccessEpoch::kNone;
+    w.any_mpi_ops_pending = false;
+  }
+  return rc;
+}
+
+int LockAll(ManagedWindow& w, int assert) {
+  if (!MayStartEpoch(w)) return Fail(w, MPI_ERR_RMA_SYNC);
+  w.lock_all_nocheck = (assert & MPI_MODE_NOCHECK) != 0;
+  if (!w.locks_in_shm()) {
+    const int rc = PMPI_Win_lock_all(assert, w.app_win());
+    if (rc != MPI_SUCCESS) return rc;
+  } else if (!w.lock_all_nocheck) {
+    AcquireAll(w.all_lock_words());
+  }
+  w.epoch = AccessEpoch::kLockAll;
+  return MPI_SUCCESS;
+}
+
+int UnlockAll(ManagedWindow& w) {
+  if (w.epoch != AccessEpoch::kLockAll) return Fail(w, MPI_ERR_RMA_SYNC);
+  PublishDirectCopies();
+  int rc = MPI_SUCCESS;
+  if (!w.locks_in_shm()) {
+    rc = PMPI_Win_unlock_all(w.app_win());
+  } else {
+    if (w.any_mpi_ops_pending) {
+      rc = PMPI_Win_flush_all(w.internal_win());
+      if (rc != MPI_SUCCESS) rc = Fail(w, rc);
+    }
+    if (!w.lock_all_nocheck) ReleaseAll(w.all_lock_words());
+  }
+  ClearPending(w);
+  w.epoch = AccessEpoch::kNone;
+  return rc;
+}
+
+int Fence(ManagedWindow& w, int assert) {
+  if (!MayStartEpoch(w)) return Fail(w, MPI_ERR_RMA_SYNC);
+  PublishDirectCopies();
+  const int rc = PMPI_Win_fence(assert, w.app_win());
+  if (rc != MPI_SUCCESS) return rc;
+  const bool opens_epoch = (assert & MPI_MODE_NOSUCCEED) == 0;
+  // With MPI_MODE_NOPRECEDE MPI may skip its barrier; direct copies of the
+  // new epoch must still wait until every node-local target has fenced.
+  if (opens_epoch && (assert & MPI_MODE_NOPRECEDE) && w.has_node_peers()) {
+    PMPI_Barrier(w.node_comm());
+  }
+  w.epoch = opens_epoch ? AccessEpoch::kFence : AccessEpoch::kNone;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+}  // namespace rmashim
+
+using namespace rmashim;  // NOLINT: wrappers below only forward
+
+extern "C" {
+
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  return w ? Lock(*w, lock_type, rank, assert)
+           : PMPI_Win_lock(lock_type, rank, assert, win);
+}
+
+int MPI_Win_unlock(int rank, MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  return w ? Unlock(*w, rank) : PMPI_Win_unlock(rank, win);
+}
+
+int MPI_Win_lock_all(int assert, MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  return w ? LockAll(*w, assert) : PMPI_Win_lock_all(assert, win);
+}
+
+int MPI_Win_unlock_all(MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  return w ? UnlockAll(*w) : PMPI_Win_unlock_all(win);
+}
+
+int MPI_Win_flush(int rank, MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  return w ? FlushTarget(*w, rank, PMPI_Win_flush) : PMPI_Win_flush(rank, win);
+}
+
+int MPI_Win_flush_local(int rank, MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  return w ? FlushTarget(*w, rank, PMPI_Win_flush_local)
+           : PMPI_Win_flush_local(rank, win);
+}
+
+int MPI_Win_flush_all(MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  return w ? FlushAllTargets(*w, PMPI_Win_flush_all) : PMPI_Win_flush_all(win);
+}
+
+int MPI_Win_flush_local_all(MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  return w ? FlushAllTargets(*w, PMPI_Win_flush_local_all)
+           : PMPI_Win_flush_local_all(win);
+}
+
+int MPI_Win_sync(MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  if (w == nullptr) return PMPI_Win_sync(win);
+  PublishDirectCopies();  // the window is unified: a fence is all it takes
+  return w->locks_in_shm() ? MPI_SUCCESS : PMPI_Win_sync(win);
+}
+
+int MPI_Win_fence(int assert, MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  return w ? Fence(*w, assert) : PMPI_Win_fence(assert, win);
+}
+
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  if (w == nullptr) return PMPI_Win_start(group, assert, win);
+  if (!MayStartEpoch(*w)) return Fail(*w, MPI_ERR_RMA_SYNC);
+  const int rc = PMPI_Win_start(group, assert, win);
+  if (rc == MPI_SUCCESS) w->epoch = AccessEpoch::kPscw;
+  return rc;
+}
+
+int MPI_Win_complete(MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  const int rc = PMPI_Win_complete(win);
+  if (w != nullptr && rc == MPI_SUCCESS) w->epoch = AccessEpoch::kNone;
+  return rc;
+}
+
+}  // extern "C"

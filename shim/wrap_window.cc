@@ -1,0 +1,119 @@
+// Window creation, destruction and queries. MPI_Win_allocate windows are
+// managed (unless switched off); every other flavor passes through.
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "include/rmashim/rmashim.h"
+#include "shim/runtime.h"
+#include "shim/window.h"
+
+namespace rmashim {
+namespace {
+
+// The per-window opt-out: info key rmashim_managed=false.
+bool InfoOptsOut(MPI_Info info) {
+  if (info == MPI_INFO_NULL) return false;
+  char value[16] = {};
+  int flag = 0;
+  PMPI_Info_get(info, "rmashim_managed", sizeof(value) - 1, value, &flag);
+  return flag && (std::strcmp(value, "false") == 0 ||
+                  std::strcmp(value, "0") == 0);
+}
+
+const int kFlavorAllocate = MPI_WIN_FLAVOR_ALLOCATE;
+
+}  // namespace
+}  // namespace rmashim
+
+using namespace rmashim;  // NOLINT: wrappers below only forward
+
+extern "C" {
+
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
+                     MPI_Comm comm, void* baseptr, MPI_Win* win) {
+  // Bad arguments go to MPI so they get its errors.
+  if (!runtime().enabled() || InfoOptsOut(info) || size < 0 ||
+      disp_unit <= 0 || comm == MPI_COMM_NULL || baseptr == nullptr ||
+      win == nullptr) {
+    return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+  }
+  ManagedWindow* w = nullptr;
+  const int rc =
+      ManagedWindow::Allocate(size, disp_unit, info, comm, baseptr, &w);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!runtime().windows().Insert(w->app_win(), w)) {
+    std::fprintf(stderr, "rmashim: too many managed windows\n");
+    delete w;
+    return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+  }
+  *win = w->app_win();
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_free(MPI_Win* win) {
+  ManagedWindow* w = win ? FindManaged(*win) : nullptr;
+  if (w == nullptr) return PMPI_Win_free(win);
+  if (w->epoch != AccessEpoch::kNone && w->epoch != AccessEpoch::kFence) {
+    return RaiseOnWindow(*win, MPI_ERR_RMA_SYNC);
+  }
+  runtime().windows().Erase(*win);
+  delete w;  // collective: frees the application's and the shim's windows
+  *win = MPI_WIN_NULL;
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val,
+                     int* flag) {
+  // The application's window is created over the shared segment; report the
+  // flavor it asked for.
+  if (win_keyval == MPI_WIN_CREATE_FLAVOR && FindManaged(win) != nullptr &&
+      attribute_val != nullptr && flag != nullptr) {
+    *static_cast<const int**>(attribute_val) = &kFlavorAllocate;
+    *flag = 1;
+    return MPI_SUCCESS;
+  }
+  return PMPI_Win_get_attr(win, win_keyval, attribute_val, flag);
+}
+
+// MPI-4 allows shared_query on any flavor: node-local peers' memory is
+// returned, off-node ranks give size 0 and a NULL base.
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size,
+                         int* disp_unit, void* baseptr) {
+  ManagedWindow* w = FindManaged(win);
+  if (w == nullptr) {
+    return PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
+  }
+  if (rank < MPI_PROC_NULL || rank >= w->comm_size()) {
+    return RaiseOnWindow(win, MPI_ERR_RANK);
+  }
+  if (rank == MPI_PROC_NULL) {  // the lowest node-local rank with memory
+    for (int r = 0; r < w->comm_size(); ++r) {
+      if (w->target(r).node_local() && w->target(r).size > 0) {
+        rank = r;
+        break;
+      }
+    }
+  }
+  const Target* t = rank == MPI_PROC_NULL ? nullptr : &w->target(rank);
+  const bool mapped = t != nullptr && t->node_local();
+  *size = mapped ? t->size : 0;
+  *disp_unit = t != nullptr ? t->disp_unit : 1;
+  *static_cast<void**>(baseptr) = mapped ? t->base : nullptr;
+  return MPI_SUCCESS;
+}
+
+int rmashim_win_is_managed(MPI_Win win, int* flag) {
+  *flag = FindManaged(win) != nullptr;
+  return MPI_SUCCESS;
+}
+
+int rmashim_get_locality(rmashim_locality_t* out) {
+  const Locality& loc = runtime().locality();
+  *out = {loc.node_id, loc.node_rank, loc.node_size, loc.numa_domain,
+          loc.core};
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"
