@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs one MPI test program under mpirun.
+#   run_mpi.sh RANKS LAYOUT PRELOAD PROGRAM [ARGS...]
+# LAYOUT: node (all ranks on one node), oddeven (MPIR_CVAR_ODD_EVEN_CLIQUES=1:
+# even and odd ranks on two simulated nodes), cliques2 (MPIR_CVAR_NUM_CLIQUES=2:
+# two blocks of consecutive ranks).
+# PRELOAD: a path to librmashim.so, or "none" for native MPICH.
+set -euo pipefail
+ranks=$1 layout=$2 preload=$3
+shift 3
+program=$1
+shift
+
+env_args=()
+case "$layout" in
+  node) ;;
+  oddeven) env_args+=(MPIR_CVAR_ODD_EVEN_CLIQUES=1) ;;
+  cliques2) env_args+=(MPIR_CVAR_NUM_CLIQUES=2) ;;
+  *) echo "unknown layout $layout" >&2; exit 2 ;;
+esac
+if [[ "$preload" != none ]]; then
+  env_args+=("LD_PRELOAD=$(realpath "$preload")")
+fi
+# A hang fails the test instead of eating the CI budget.
+export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-120}
+exec mpirun -n "$ranks" env "${env_args[@]}" "$(realpath "$program")" "$@"

@@ -1,0 +1,56 @@
+#include "shim/window_table.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+namespace rmashim {
+namespace {
+
+ManagedWindow* Fake(int i) {
+  return reinterpret_cast<ManagedWindow*>(static_cast<uintptr_t>(0x1000 + i * 8));
+}
+
+TEST(WindowTableTest, FindsWhatWasInsertedAndForgetsErased) {
+  auto table = std::make_unique<WindowTable>();
+  const MPI_Win a = static_cast<MPI_Win>(0xa0000000), b = static_cast<MPI_Win>(0xa0000001);
+  EXPECT_EQ(table->Find(a), nullptr);
+  ASSERT_TRUE(table->Insert(a, Fake(1)));
+  ASSERT_TRUE(table->Insert(b, Fake(2)));
+  EXPECT_EQ(table->Find(a), Fake(1));
+  EXPECT_EQ(table->Find(b), Fake(2));
+  EXPECT_EQ(table->Erase(a), Fake(1));
+  EXPECT_EQ(table->Find(a), nullptr);
+  EXPECT_EQ(table->Find(b), Fake(2));
+  EXPECT_EQ(table->Erase(a), nullptr);
+}
+
+TEST(WindowTableTest, SurvivesChurnAndCollisions) {
+  auto table = std::make_unique<WindowTable>();
+  // Many handles, inserted and erased in waves: erased slots must not break
+  // probe chains of handles that are still live.
+  for (int wave = 0; wave < 50; ++wave) {
+    std::vector<MPI_Win> live;
+    for (int i = 0; i < 1000; ++i) {
+      const MPI_Win h = static_cast<MPI_Win>(0xa0000000u + wave * 7919u + i * 4096u);
+      ASSERT_TRUE(table->Insert(h, Fake(i)));
+      live.push_back(h);
+    }
+    for (int i = 0; i < 1000; i += 2) ASSERT_EQ(table->Erase(live[i]), Fake(i));
+    for (int i = 1; i < 1000; i += 2) ASSERT_EQ(table->Find(live[i]), Fake(i));
+    for (int i = 1; i < 1000; i += 2) ASSERT_EQ(table->Erase(live[i]), Fake(i));
+  }
+}
+
+TEST(WindowTableTest, RefusesWhenFull) {
+  auto table = std::make_unique<WindowTable>();
+  for (int i = 0; i < WindowTable::kCapacity; ++i) {
+    ASSERT_TRUE(table->Insert(static_cast<MPI_Win>(0xa0000000u + i), Fake(i)));
+  }
+  EXPECT_FALSE(table->Insert(static_cast<MPI_Win>(0xb0000000u), Fake(0)));
+  EXPECT_EQ(table->Find(static_cast<MPI_Win>(0xa0000000u + 17)), Fake(17));
+}
+
+}  // namespace
+}  // namespace rmashim
