@@ -88,7 +88,7 @@ int FlushAllTargets(ManagedWindow& w, FlushAllFn flush_all) {
 
 int Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
   if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE) {
-    return Fail(w, MPI_ERR_LOCKTYPE);
+    return Fail(w, MPI_ERR_ARG);  // what MPICH reports (not MPI_ERR_LOCKTYPE)
   }
   if (rank < MPI_PROC_NULL || rank >= w.comm_size()) {
     return Fail(w, MPI_ERR_RANK);
