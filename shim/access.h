@@ -19,6 +19,11 @@ inline int CheckTargetArgs(const ManagedWindow& w, int target, MPI_Aint disp) {
   return MPI_SUCCESS;
 }
 
+// Request-based operations are only valid in passive-target epochs.
+inline bool InPassiveEpoch(const ManagedWindow& w) {
+  return w.epoch == AccessEpoch::kLock || w.epoch == AccessEpoch::kLockAll;
+}
+
 // Whether this process's current epoch lets it access `target` directly.
 enum class EpochAccess { kDirect, kPassThrough, kNoEpoch };
 inline EpochAccess CheckEpoch(const ManagedWindow& w, int target) {

@@ -14,9 +14,16 @@
 
 namespace rmashim {
 
+// Spin locks that make accumulates on elements too wide for CPU atomics
+// (long double, complex, MINLOC/MAXLOC pairs) element-wise atomic. An
+// element's stripe depends only on its offset, so every origin updating the
+// same element with the same type takes the same lock.
+inline constexpr int kStripes = 256;
+
 // The start of every rank's shared segment; the window's memory follows it.
 struct alignas(64) SegmentHeader {
   LockWords lock_words;
+  std::atomic<uint32_t> stripes[kStripes];
 };
 inline constexpr MPI_Aint kHeaderBytes = 4096;  // keeps user memory page-aligned
 static_assert(sizeof(SegmentHeader) <= kHeaderBytes);

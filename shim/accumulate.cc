@@ -1,0 +1,234 @@
+#include "shim/accumulate.h"
+
+#include <vector>
+
+#include "shim/access.h"
+#include "shim/datatype.h"
+#include "shim/element_ops.h"
+#include "shim/flatten.h"
+#include "shim/shm_lock.h"
+
+namespace rmashim {
+namespace {
+
+class StripeGuard {
+ public:
+  StripeGuard(SegmentHeader& header, MPI_Aint offset)
+      : word_(header.stripes[(offset >> 3) % kStripes]) {
+    Backoff backoff;
+    while (word_.exchange(1, std::memory_order_acquire) != 0) {
+      while (word_.load(std::memory_order_relaxed) != 0) backoff.Wait();
+    }
+  }
+  ~StripeGuard() { word_.store(0, std::memory_order_release); }
+  StripeGuard(const StripeGuard&) = delete;
+  StripeGuard& operator=(const StripeGuard&) = delete;
+
+ private:
+  std::atomic<uint32_t>& word_;
+};
+
+// Applies `e` to `n` target elements at byte `offset` of target `t`.
+void ApplyRun(const ElementOp& e, bool exclusive, const Target& t,
+              MPI_Aint offset, const std::byte* origin, std::byte* result,
+              size_t n) {
+  std::byte* target = t.base + offset;
+  if (exclusive) {
+    e.plain(target, origin, result, n);
+  } else if (e.atomic != nullptr &&
+             reinterpret_cast<uintptr_t>(target) % e.align == 0) {
+    e.atomic(target, origin, result, n);
+  } else {
+    for (size_t i = 0; i < n; ++i) {
+      StripeGuard guard(*t.header, offset + i * e.extent);
+      e.plain(target + i * e.extent, origin + i * e.size,
+              result ? result + i * e.size : nullptr, 1);
+    }
+  }
+}
+
+// Argument, epoch and range checks shared by the family; kPassThrough for
+// targets the shim does not serve directly.
+Route Admit(const ManagedWindow& w, int target, MPI_Aint disp,
+            const Layout& target_layout, int* rc) {
+  if ((*rc = CheckTargetArgs(w, target, disp))) return Route::kDone;
+  if (target == MPI_PROC_NULL) return Route::kDone;
+  // A window spanning nodes: remote origins' accumulates are applied by MPI,
+  // which cannot be atomic with our CPU atomics, so the whole family goes to
+  // MPI for every target of such a window.
+  if (!w.locks_in_shm()) return Route::kPassThrough;
+  switch (CheckEpoch(w, target)) {
+    case EpochAccess::kDirect:
+      break;
+    case EpochAccess::kPassThrough:
+      return Route::kPassThrough;
+    case EpochAccess::kNoEpoch:
+      *rc = MPI_ERR_RMA_SYNC;
+      return Route::kDone;
+  }
+  MPI_Aint offset;
+  if (!FitsInTarget(w.target(target), disp, target_layout, &offset)) {
+    *rc = MPI_ERR_RMA_RANGE;
+  }
+  return Route::kDone;
+}
+
+bool HoldsExclusive(const ManagedWindow& w, int target) {
+  return w.epoch == AccessEpoch::kLock &&
+         w.locks[target].mode == LockMode::kExclusive;
+}
+
+// Elements of `count` x `type` packed contiguously: the user's buffer when
+// the type is predefined, else a packed copy in `storage`.
+int PackElements(const void* buf, int count, MPI_Datatype type,
+                 MPI_Datatype element, MPI_Aint elements,
+                 std::vector<std::byte>& storage, const std::byte** packed) {
+  if (IsBuiltinType(type)) {
+    if (type != element || count != elements) return MPI_ERR_TYPE;
+    *packed = static_cast<const std::byte*>(buf);
+    return MPI_SUCCESS;
+  }
+  FlatType flat;
+  if (int rc = Flatten(type, count, &flat)) return rc;
+  if (flat.elements != 0 && (flat.element != element || flat.elements != elements)) {
+    return MPI_ERR_TYPE;
+  }
+  int size = 0;
+  PMPI_Pack_size(count, type, MPI_COMM_SELF, &size);
+  storage.resize(size);
+  int position = 0;
+  if (int rc = PMPI_Pack(buf, count, type, storage.data(), size, &position,
+                         MPI_COMM_SELF)) {
+    return rc;
+  }
+  *packed = storage.data();
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
+  const bool fetching = c.result != nullptr;
+  Layout target_layout, origin_layout, result_layout;
+  if ((*rc = DescribeLayout(c.target_count, c.target_type, &target_layout))) {
+    return Route::kDone;
+  }
+  if (c.op != MPI_NO_OP &&
+      (*rc = DescribeLayout(c.origin_count, c.origin_type, &origin_layout))) {
+    return Route::kDone;
+  }
+  if (fetching &&
+      (*rc = DescribeLayout(c.result_count, c.result_type, &result_layout))) {
+    return Route::kDone;
+  }
+  if (c.op == MPI_NO_OP && !fetching) {
+    *rc = MPI_ERR_OP;  // MPI_Accumulate does not take MPI_NO_OP
+    return Route::kDone;
+  }
+  if (Admit(w, c.target, c.disp, target_layout, rc) == Route::kPassThrough) {
+    return Route::kPassThrough;
+  }
+  if (*rc != MPI_SUCCESS || c.target == MPI_PROC_NULL) return Route::kDone;
+
+  FlatType flat;
+  if (IsBuiltinType(c.target_type)) {
+    flat.element = c.target_type;
+    flat.elements = c.target_count;
+    if (c.target_count > 0) flat.runs.push_back({0, c.target_count});
+  } else if ((*rc = Flatten(c.target_type, c.target_count, &flat))) {
+    return Route::kDone;
+  }
+  if (flat.elements == 0) return Route::kDone;
+  const ElementOp* e = nullptr;
+  if ((*rc = FindElementOp(flat.element, c.op, &e))) return Route::kDone;
+
+  const Target& t = w.target(c.target);
+  const MPI_Aint base = c.disp * t.disp_unit;
+  std::vector<std::byte> origin_storage;
+  const std::byte* origin = nullptr;
+  if (c.op != MPI_NO_OP &&
+      (*rc = PackElements(c.origin, c.origin_count, c.origin_type,
+                          flat.element, flat.elements, origin_storage,
+                          &origin))) {
+    return Route::kDone;
+  }
+  std::vector<std::byte> result_storage;
+  std::byte* result = static_cast<std::byte*>(c.result);
+  if (fetching && !IsBuiltinType(c.result_type)) {
+    result_storage.resize(flat.elements * e->size);
+    result = result_storage.data();
+  } else if (fetching && (c.result_type != flat.element ||
+                          c.result_count != flat.elements)) {
+    *rc = MPI_ERR_TYPE;
+    return Route::kDone;
+  }
+
+  const bool exclusive = HoldsExclusive(w, c.target);
+  MPI_Aint done = 0;
+  for (const ElementRun& run : flat.runs) {
+    const MPI_Aint offset = base + run.offset;
+    // MPI_NO_OP reads no origin; hand the target itself in its place.
+    const std::byte* src = origin ? origin + done * e->size : t.base + offset;
+    ApplyRun(*e, exclusive, t, offset, src,
+             fetching ? result + done * e->size : nullptr, run.count);
+    done += run.count;
+  }
+  if (fetching && !result_storage.empty()) {
+    int position = 0;
+    *rc = PMPI_Unpack(result_storage.data(),
+                      static_cast<int>(result_storage.size()), &position,
+                      c.result, c.result_count, c.result_type, MPI_COMM_SELF);
+  }
+  return Route::kDone;
+}
+
+Route FetchAndOpDirect(ManagedWindow& w, const void* origin, void* result,
+                       MPI_Datatype type, int target, MPI_Aint disp,
+                       MPI_Op op, int* rc) {
+  Layout layout;
+  if ((*rc = DescribeLayout(1, type, &layout))) return Route::kDone;
+  if (Admit(w, target, disp, layout, rc) == Route::kPassThrough) {
+    return Route::kPassThrough;
+  }
+  if (*rc != MPI_SUCCESS || target == MPI_PROC_NULL) return Route::kDone;
+  const ElementOp* e = nullptr;
+  if ((*rc = FindElementOp(type, op, &e))) return Route::kDone;
+  const Target& t = w.target(target);
+  const MPI_Aint offset = disp * t.disp_unit;
+  const std::byte* src =
+      op == MPI_NO_OP ? t.base + offset : static_cast<const std::byte*>(origin);
+  ApplyRun(*e, HoldsExclusive(w, target), t, offset, src,
+           static_cast<std::byte*>(result), 1);
+  return Route::kDone;
+}
+
+Route CompareAndSwapDirect(ManagedWindow& w, const void* origin,
+                           const void* compare, void* result,
+                           MPI_Datatype type, int target, MPI_Aint disp,
+                           int* rc) {
+  Layout layout;
+  if ((*rc = DescribeLayout(1, type, &layout))) return Route::kDone;
+  const CompareSwapOp* cas = nullptr;
+  if ((*rc = FindCompareSwap(type, &cas))) return Route::kDone;
+  if (Admit(w, target, disp, layout, rc) == Route::kPassThrough) {
+    return Route::kPassThrough;
+  }
+  if (*rc != MPI_SUCCESS || target == MPI_PROC_NULL) return Route::kDone;
+  const Target& t = w.target(target);
+  const MPI_Aint offset = disp * t.disp_unit;
+  std::byte* addr = t.base + offset;
+  auto* o = static_cast<const std::byte*>(origin);
+  auto* cmp = static_cast<const std::byte*>(compare);
+  auto* res = static_cast<std::byte*>(result);
+  if (HoldsExclusive(w, target)) {
+    cas->plain(addr, o, cmp, res);
+  } else if (reinterpret_cast<uintptr_t>(addr) % cas->align == 0) {
+    cas->atomic(addr, o, cmp, res);
+  } else {
+    StripeGuard guard(*t.header, offset);
+    cas->plain(addr, o, cmp, res);
+  }
+  return Route::kDone;
+}
+
+}  // namespace rmashim

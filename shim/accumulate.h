@@ -1,0 +1,46 @@
+// The accumulate family applied directly to node-local target memory:
+// element-wise atomic as MPI requires, lock-free CPU atomics where the
+// element fits a machine word, striped spin locks in the target's segment
+// header otherwise, and plain loops when the origin holds an exclusive lock.
+#ifndef RMASHIM_SHIM_ACCUMULATE_H_
+#define RMASHIM_SHIM_ACCUMULATE_H_
+
+#include <mpi.h>
+
+#include "shim/window.h"
+
+namespace rmashim {
+
+struct AccumulateCall {
+  const void* origin = nullptr;
+  int origin_count = 0;
+  MPI_Datatype origin_type = MPI_DATATYPE_NULL;
+  void* result = nullptr;  // Get_accumulate only
+  int result_count = 0;
+  MPI_Datatype result_type = MPI_DATATYPE_NULL;
+  int target = 0;
+  MPI_Aint disp = 0;
+  int target_count = 0;
+  MPI_Datatype target_type = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
+};
+
+// Outcome of trying the direct path: done (rc holds the MPI error code, 0
+// on success) or the call must go to MPI.
+enum class Route { kDone, kPassThrough };
+
+// Accumulate / Get_accumulate (result != nullptr).
+Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& call, int* rc);
+
+Route FetchAndOpDirect(ManagedWindow& w, const void* origin, void* result,
+                       MPI_Datatype type, int target, MPI_Aint disp,
+                       MPI_Op op, int* rc);
+
+Route CompareAndSwapDirect(ManagedWindow& w, const void* origin,
+                           const void* compare, void* result,
+                           MPI_Datatype type, int target, MPI_Aint disp,
+                           int* rc);
+
+}  // namespace rmashim
+
+#endif  // RMASHIM_SHIM_ACCUMULATE_H_

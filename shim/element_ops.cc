@@ -1,0 +1,412 @@
+#include "shim/element_ops.h"
+
+#include <array>
+#include <atomic>
+#include <complex>
+#include <cstring>
+#include <type_traits>
+
+#include "shim/datatype.h"
+
+namespace rmashim {
+namespace {
+
+// ---- Operations on values (t: target, o: origin), as MPICH computes them.
+
+template <typename T>
+T Load(const std::byte* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+template <typename T>
+void Store(std::byte* p, const T& v) {
+  std::memcpy(p, &v, sizeof(T));
+}
+
+// Integer arithmetic wraps like the two's-complement hardware it runs on
+// (computed unsigned, so there is no signed-overflow UB).
+template <typename T>
+using Wide = std::conditional_t<(sizeof(T) < 8), uint64_t, std::make_unsigned_t<T>>;
+
+struct Sum {
+  template <typename T>
+  T operator()(T t, T o) const {
+    if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(static_cast<Wide<T>>(t) + static_cast<Wide<T>>(o));
+    } else {
+      return t + o;
+    }
+  }
+};
+struct Prod {
+  template <typename T>
+  T operator()(T t, T o) const {
+    if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(static_cast<Wide<T>>(t) * static_cast<Wide<T>>(o));
+    } else {
+      return t * o;
+    }
+  }
+};
+struct Min {
+  template <typename T>
+  T operator()(T t, T o) const { return t < o ? t : o; }
+};
+struct Max {
+  template <typename T>
+  T operator()(T t, T o) const { return t > o ? t : o; }
+};
+struct Land {
+  template <typename T>
+  T operator()(T t, T o) const { return static_cast<T>(t != T{} && o != T{}); }
+};
+struct Lor {
+  template <typename T>
+  T operator()(T t, T o) const { return static_cast<T>(t != T{} || o != T{}); }
+};
+struct Lxor {
+  template <typename T>
+  T operator()(T t, T o) const { return static_cast<T>((t != T{}) != (o != T{})); }
+};
+struct Band {
+  template <typename T>
+  T operator()(T t, T o) const { return static_cast<T>(t & o); }
+};
+struct Bor {
+  template <typename T>
+  T operator()(T t, T o) const { return static_cast<T>(t | o); }
+};
+struct Bxor {
+  template <typename T>
+  T operator()(T t, T o) const { return static_cast<T>(t ^ o); }
+};
+struct Replace {
+  template <typename T>
+  T operator()(T, T o) const { return o; }
+};
+struct NoOp {
+  template <typename T>
+  T operator()(T t, T) const { return t; }
+};
+
+// ---- Element loops.
+
+template <typename T, typename Op>
+void PlainApply(std::byte* target, const std::byte* origin, std::byte* result,
+                size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const T old = Load<T>(target + i * sizeof(T));
+    if (result != nullptr) Store(result + i * sizeof(T), old);
+    Store(target + i * sizeof(T), Op{}(old, Load<T>(origin + i * sizeof(T))));
+  }
+}
+
+template <typename T, typename Op>
+void AtomicApply(std::byte* target, const std::byte* origin, std::byte* result,
+                 size_t n) {
+  constexpr bool kInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+  for (size_t i = 0; i < n; ++i) {
+    std::atomic_ref<T> ref(*reinterpret_cast<T*>(target + i * sizeof(T)));
+    const T x = Load<T>(origin + i * sizeof(T));
+    T old;
+    if constexpr (std::is_same_v<Op, NoOp>) {
+      old = ref.load();
+    } else if constexpr (std::is_same_v<Op, Replace>) {
+      old = ref.exchange(x);
+    } else if constexpr (kInt && std::is_same_v<Op, Sum>) {
+      old = ref.fetch_add(x);
+    } else if constexpr (kInt && std::is_same_v<Op, Band>) {
+      old = ref.fetch_and(x);
+    } else if constexpr (kInt && std::is_same_v<Op, Bor>) {
+      old = ref.fetch_or(x);
+    } else if constexpr (kInt && std::is_same_v<Op, Bxor>) {
+      old = ref.fetch_xor(x);
+    } else {
+      old = ref.load(std::memory_order_relaxed);
+      while (!ref.compare_exchange_weak(old, Op{}(old, x))) {
+      }
+    }
+    if (result != nullptr) Store(result + i * sizeof(T), old);
+  }
+}
+
+template <typename T, typename Op>
+constexpr ElementOp MakeOp() {
+  ElementOp e;
+  e.plain = &PlainApply<T, Op>;
+  if constexpr (std::atomic_ref<T>::is_always_lock_free) {
+    e.atomic = &AtomicApply<T, Op>;
+  }
+  e.size = e.extent = sizeof(T);
+  e.align = std::atomic_ref<T>::required_alignment;
+  return e;
+}
+
+// MPI_MINLOC / MPI_MAXLOC work on {value, int index} pairs: laid out as a C
+// struct in memory, value then index without padding when packed.
+template <typename V>
+struct Pair {
+  V value;
+  int index;
+};
+
+template <typename V, bool kMax>
+struct Loc {
+  void operator()(V& value, int& index, V o_value, int o_index) const {
+    const bool better = kMax ? o_value > value : o_value < value;
+    if (better) {
+      value = o_value;
+      index = o_index;
+    } else if (o_value == value && o_index < index) {
+      index = o_index;
+    }
+  }
+};
+template <typename V>
+struct PairReplace {
+  void operator()(V& value, int& index, V o_value, int o_index) const {
+    value = o_value;
+    index = o_index;
+  }
+};
+template <typename V>
+struct PairNoOp {
+  void operator()(V&, int&, V, int) const {}
+};
+
+template <typename V, typename Op>
+void PairApply(std::byte* target, const std::byte* origin, std::byte* result,
+               size_t n) {
+  constexpr size_t kPacked = sizeof(V) + sizeof(int);
+  for (size_t i = 0; i < n; ++i) {
+    std::byte* t = target + i * sizeof(Pair<V>);
+    Pair<V> p = Load<Pair<V>>(t);
+    if (result != nullptr) {
+      Store(result + i * kPacked, p.value);
+      Store(result + i * kPacked + sizeof(V), p.index);
+    }
+    const std::byte* o = origin + i * kPacked;
+    Op{}(p.value, p.index, Load<V>(o), Load<int>(o + sizeof(V)));
+    Store(t + offsetof(Pair<V>, value), p.value);
+    Store(t + offsetof(Pair<V>, index), p.index);
+  }
+}
+
+// ---- Tables: one row of 15 ops (indexed by the low byte of MPICH's MPI_Op
+// handle, MPI_MAX = 1 ... MPI_NO_OP = 14) per predefined type.
+
+using OpRow = std::array<ElementOp, 15>;
+constexpr int OpIndex(MPI_Op op) { return static_cast<int>(op) & 0xff; }
+inline bool IsPredefinedOp(MPI_Op op) {
+  return (static_cast<uint32_t>(op) & 0xffffff00u) == 0x58000000u &&
+         OpIndex(op) >= 1 && OpIndex(op) <= 14;
+}
+
+template <typename T, typename Op>
+void Set(OpRow& row, MPI_Op op) {
+  row[OpIndex(op)] = MakeOp<T, Op>();
+}
+
+template <typename T>
+OpRow AnyTypeRow() {  // REPLACE and NO_OP are defined for every type
+  OpRow row{};
+  Set<T, Replace>(row, MPI_REPLACE);
+  Set<T, NoOp>(row, MPI_NO_OP);
+  return row;
+}
+template <typename T>
+OpRow BitwiseRow() {  // MPI_BYTE
+  OpRow row = AnyTypeRow<T>();
+  Set<T, Band>(row, MPI_BAND);
+  Set<T, Bor>(row, MPI_BOR);
+  Set<T, Bxor>(row, MPI_BXOR);
+  return row;
+}
+template <typename T>
+OpRow LogicalRow() {
+  OpRow row = AnyTypeRow<T>();
+  Set<T, Land>(row, MPI_LAND);
+  Set<T, Lor>(row, MPI_LOR);
+  Set<T, Lxor>(row, MPI_LXOR);
+  return row;
+}
+template <typename T>
+OpRow ComplexRow() {
+  OpRow row = AnyTypeRow<T>();
+  Set<T, Sum>(row, MPI_SUM);
+  Set<T, Prod>(row, MPI_PROD);
+  return row;
+}
+template <typename T>
+OpRow FloatRow() {
+  OpRow row = ComplexRow<T>();
+  Set<T, Min>(row, MPI_MIN);
+  Set<T, Max>(row, MPI_MAX);
+  return row;
+}
+template <typename T>
+OpRow IntegerRow() {
+  OpRow row = FloatRow<T>();
+  Set<T, Land>(row, MPI_LAND);
+  Set<T, Lor>(row, MPI_LOR);
+  Set<T, Lxor>(row, MPI_LXOR);
+  Set<T, Band>(row, MPI_BAND);
+  Set<T, Bor>(row, MPI_BOR);
+  Set<T, Bxor>(row, MPI_BXOR);
+  return row;
+}
+template <typename V>
+OpRow PairRow() {
+  OpRow row{};
+  auto set = [&row](MPI_Op op, ElementFn fn) {
+    ElementOp& e = row[OpIndex(op)];
+    e.plain = fn;  // pairs are wider than any lock-free word: striped locks
+    e.size = sizeof(V) + sizeof(int);
+    e.extent = sizeof(Pair<V>);
+    e.align = alignof(Pair<V>);
+  };
+  set(MPI_MAXLOC, &PairApply<V, Loc<V, true>>);
+  set(MPI_MINLOC, &PairApply<V, Loc<V, false>>);
+  set(MPI_REPLACE, &PairApply<V, PairReplace<V>>);
+  set(MPI_NO_OP, &PairApply<V, PairNoOp<V>>);
+  return row;
+}
+
+struct Tables {
+  std::array<OpRow, 256> builtin{};  // by the low byte of a builtin handle
+  std::array<OpRow, 5> pairs{};      // MPI_FLOAT_INT ... MPI_LONG_DOUBLE_INT
+  std::array<bool, 256> known{};
+};
+
+Tables BuildTables() {
+  Tables t;
+  auto add = [&t](MPI_Datatype type, const OpRow& row) {
+    t.builtin[static_cast<uint32_t>(type) & 0xff] = row;
+    t.known[static_cast<uint32_t>(type) & 0xff] = true;
+  };
+  for (MPI_Datatype type : {MPI_CHAR, MPI_SIGNED_CHAR, MPI_INT8_T, MPI_INTEGER1}) {
+    add(type, IntegerRow<int8_t>());
+  }
+  for (MPI_Datatype type : {MPI_UNSIGNED_CHAR, MPI_UINT8_T}) add(type, IntegerRow<uint8_t>());
+  for (MPI_Datatype type : {MPI_SHORT, MPI_INT16_T, MPI_INTEGER2}) add(type, IntegerRow<int16_t>());
+  for (MPI_Datatype type : {MPI_UNSIGNED_SHORT, MPI_UINT16_T}) add(type, IntegerRow<uint16_t>());
+  for (MPI_Datatype type : {MPI_INT, MPI_INT32_T, MPI_INTEGER, MPI_INTEGER4, MPI_WCHAR}) {
+    add(type, IntegerRow<int32_t>());
+  }
+  for (MPI_Datatype type : {MPI_UNSIGNED, MPI_UINT32_T}) add(type, IntegerRow<uint32_t>());
+  for (MPI_Datatype type : {MPI_LONG, MPI_LONG_LONG_INT, MPI_INT64_T, MPI_INTEGER8,
+                            MPI_AINT, MPI_OFFSET, MPI_COUNT}) {
+    add(type, IntegerRow<int64_t>());
+  }
+  for (MPI_Datatype type : {MPI_UNSIGNED_LONG, MPI_UNSIGNED_LONG_LONG, MPI_UINT64_T}) {
+    add(type, IntegerRow<uint64_t>());
+  }
+  for (MPI_Datatype type : {MPI_FLOAT, MPI_REAL, MPI_REAL4}) add(type, FloatRow<float>());
+  for (MPI_Datatype type : {MPI_DOUBLE, MPI_DOUBLE_PRECISION, MPI_REAL8}) {
+    add(type, FloatRow<double>());
+  }
+  add(MPI_LONG_DOUBLE, FloatRow<long double>());
+  for (MPI_Datatype type : {MPI_C_BOOL, MPI_CXX_BOOL}) add(type, LogicalRow<bool>());
+  add(MPI_LOGICAL, LogicalRow<int32_t>());
+  for (MPI_Datatype type : {MPI_C_FLOAT_COMPLEX, MPI_CXX_FLOAT_COMPLEX, MPI_COMPLEX,
+                            MPI_COMPLEX8}) {
+    add(type, ComplexRow<std::complex<float>>());
+  }
+  for (MPI_Datatype type : {MPI_C_DOUBLE_COMPLEX, MPI_CXX_DOUBLE_COMPLEX,
+                            MPI_DOUBLE_COMPLEX, MPI_COMPLEX16}) {
+    add(type, ComplexRow<std::complex<double>>());
+  }
+  for (MPI_Datatype type : {MPI_C_LONG_DOUBLE_COMPLEX, MPI_CXX_LONG_DOUBLE_COMPLEX}) {
+    add(type, ComplexRow<std::complex<long double>>());
+  }
+  add(MPI_BYTE, BitwiseRow<uint8_t>());
+  for (MPI_Datatype type : {MPI_PACKED, MPI_CHARACTER}) add(type, AnyTypeRow<uint8_t>());
+  add(MPI_2INT, PairRow<int>());
+  t.pairs[0] = PairRow<float>();        // MPI_FLOAT_INT
+  t.pairs[1] = PairRow<double>();       // MPI_DOUBLE_INT
+  t.pairs[2] = PairRow<long>();         // MPI_LONG_INT
+  t.pairs[3] = PairRow<short>();        // MPI_SHORT_INT
+  t.pairs[4] = PairRow<long double>();  // MPI_LONG_DOUBLE_INT
+  return t;
+}
+
+const Tables& tables() {
+  static const Tables t = BuildTables();
+  return t;
+}
+
+// MPICH's pair types are direct handles 0x8c000000 + 0..4.
+int PairIndex(MPI_Datatype type) {
+  const uint32_t h = static_cast<uint32_t>(type);
+  return (h & 0xffffff00u) == 0x8c000000u && (h & 0xff) < 5
+             ? static_cast<int>(h & 0xff)
+             : -1;
+}
+
+const OpRow* RowFor(MPI_Datatype type) {
+  if (IsBuiltinType(type)) {
+    const uint32_t index = static_cast<uint32_t>(type) & 0xff;
+    return tables().known[index] ? &tables().builtin[index] : nullptr;
+  }
+  const int pair = PairIndex(type);
+  return pair >= 0 ? &tables().pairs[pair] : nullptr;
+}
+
+// ---- Compare-and-swap.
+
+template <typename T>
+void CasPlain(std::byte* target, const std::byte* origin,
+              const std::byte* compare, std::byte* result) {
+  const T old = Load<T>(target);
+  Store(result, old);
+  if (old == Load<T>(compare)) Store(target, Load<T>(origin));
+}
+template <typename T>
+void CasAtomic(std::byte* target, const std::byte* origin,
+               const std::byte* compare, std::byte* result) {
+  std::atomic_ref<T> ref(*reinterpret_cast<T*>(target));
+  T expected = Load<T>(compare);
+  ref.compare_exchange_strong(expected, Load<T>(origin));
+  Store(result, expected);  // the old value either way
+}
+template <typename T>
+constexpr CompareSwapOp MakeCas() {
+  return {&CasAtomic<T>, &CasPlain<T>, sizeof(T),
+          static_cast<uint16_t>(std::atomic_ref<T>::required_alignment)};
+}
+
+}  // namespace
+
+bool IsPredefinedType(MPI_Datatype type) { return RowFor(type) != nullptr; }
+
+int FindElementOp(MPI_Datatype type, MPI_Op op, const ElementOp** out) {
+  const OpRow* row = RowFor(type);
+  if (row == nullptr) return MPI_ERR_TYPE;
+  if (!IsPredefinedOp(op)) return MPI_ERR_OP;
+  const ElementOp& e = (*row)[OpIndex(op)];
+  if (e.plain == nullptr) return MPI_ERR_OP;
+  *out = &e;
+  return MPI_SUCCESS;
+}
+
+int FindCompareSwap(MPI_Datatype type, const CompareSwapOp** out) {
+  static constexpr CompareSwapOp k1 = MakeCas<uint8_t>(), k2 = MakeCas<uint16_t>(),
+                                 k4 = MakeCas<uint32_t>(), k8 = MakeCas<uint64_t>();
+  const OpRow* row = RowFor(type);
+  // CAS is defined for integer, logical and byte types: exactly the rows
+  // with a bitwise or logical AND.
+  if (row == nullptr || ((*row)[OpIndex(MPI_BAND)].plain == nullptr &&
+                         (*row)[OpIndex(MPI_LAND)].plain == nullptr)) {
+    return MPI_ERR_TYPE;
+  }
+  switch ((*row)[OpIndex(MPI_REPLACE)].size) {
+    case 1: *out = &k1; return MPI_SUCCESS;
+    case 2: *out = &k2; return MPI_SUCCESS;
+    case 4: *out = &k4; return MPI_SUCCESS;
+    case 8: *out = &k8; return MPI_SUCCESS;
+  }
+  return MPI_ERR_TYPE;
+}
+
+}  // namespace rmashim

@@ -1,0 +1,140 @@
+// The accumulate family on managed windows: node-local targets of
+// single-node windows are served by shim/accumulate.cc; everything else goes
+// to MPI on the window whose epoch covers it.
+#include <mpi.h>
+
+#include "shim/access.h"
+#include "shim/accumulate.h"
+#include "shim/passthrough.h"
+#include "shim/runtime.h"
+
+using namespace rmashim;  // NOLINT: wrappers below only forward
+
+namespace {
+
+// Runs `direct` on a managed window; on kPassThrough (or an unmanaged
+// window) runs `mpi` with the MPI window to use.
+template <typename Direct, typename Mpi>
+int Dispatch(MPI_Win win, int target, MPI_Request* request, Direct direct,
+             Mpi mpi) {
+  ManagedWindow* w = FindManaged(win);
+  if (w == nullptr) return mpi(win);
+  if (request != nullptr && !InPassiveEpoch(*w)) {
+    return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);  // MPI-3 11.3.5
+  }
+  int rc = MPI_SUCCESS;
+  if (direct(*w, &rc) == Route::kDone) {
+    if (request != nullptr && rc == MPI_SUCCESS) *request = kCompletedRequest;
+    return RaiseOnWindow(win, rc);
+  }
+  const MPI_Win used = PassThroughWin(*w, target);
+  return Forwarded(*w, used, mpi(used));
+}
+
+int Accumulate(const AccumulateCall& c, MPI_Win win, MPI_Request* request) {
+  return Dispatch(
+      win, c.target, request,
+      [&](ManagedWindow& w, int* rc) { return AccumulateDirect(w, c, rc); },
+      [&](MPI_Win used) {
+        if (c.result == nullptr) {
+          return request ? PMPI_Raccumulate(c.origin, c.origin_count,
+                                            c.origin_type, c.target, c.disp,
+                                            c.target_count, c.target_type,
+                                            c.op, used, request)
+                         : PMPI_Accumulate(c.origin, c.origin_count,
+                                           c.origin_type, c.target, c.disp,
+                                           c.target_count, c.target_type,
+                                           c.op, used);
+        }
+        return request
+                   ? PMPI_Rget_accumulate(
+                         c.origin, c.origin_count, c.origin_type, c.result,
+                         c.result_count, c.result_type, c.target, c.disp,
+                         c.target_count, c.target_type, c.op, used, request)
+                   : PMPI_Get_accumulate(
+                         c.origin, c.origin_count, c.origin_type, c.result,
+                         c.result_count, c.result_type, c.target, c.disp,
+                         c.target_count, c.target_type, c.op, used);
+      });
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Accumulate(const void* origin_addr, int origin_count,
+                   MPI_Datatype origin_datatype, int target_rank,
+                   MPI_Aint target_disp, int target_count,
+                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+  return Accumulate({origin_addr, origin_count, origin_datatype, nullptr, 0,
+                     MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
+                     target_datatype, op},
+                    win, nullptr);
+}
+
+int MPI_Raccumulate(const void* origin_addr, int origin_count,
+                    MPI_Datatype origin_datatype, int target_rank,
+                    MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                    MPI_Request* request) {
+  return Accumulate({origin_addr, origin_count, origin_datatype, nullptr, 0,
+                     MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
+                     target_datatype, op},
+                    win, request);
+}
+
+int MPI_Get_accumulate(const void* origin_addr, int origin_count,
+                       MPI_Datatype origin_datatype, void* result_addr,
+                       int result_count, MPI_Datatype result_datatype,
+                       int target_rank, MPI_Aint target_disp,
+                       int target_count, MPI_Datatype target_datatype,
+                       MPI_Op op, MPI_Win win) {
+  return Accumulate({origin_addr, origin_count, origin_datatype, result_addr,
+                     result_count, result_datatype, target_rank, target_disp,
+                     target_count, target_datatype, op},
+                    win, nullptr);
+}
+
+int MPI_Rget_accumulate(const void* origin_addr, int origin_count,
+                        MPI_Datatype origin_datatype, void* result_addr,
+                        int result_count, MPI_Datatype result_datatype,
+                        int target_rank, MPI_Aint target_disp,
+                        int target_count, MPI_Datatype target_datatype,
+                        MPI_Op op, MPI_Win win, MPI_Request* request) {
+  return Accumulate({origin_addr, origin_count, origin_datatype, result_addr,
+                     result_count, result_datatype, target_rank, target_disp,
+                     target_count, target_datatype, op},
+                    win, request);
+}
+
+int MPI_Fetch_and_op(const void* origin_addr, void* result_addr,
+                     MPI_Datatype datatype, int target_rank,
+                     MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
+  return Dispatch(
+      win, target_rank, nullptr,
+      [&](ManagedWindow& w, int* rc) {
+        return FetchAndOpDirect(w, origin_addr, result_addr, datatype,
+                                target_rank, target_disp, op, rc);
+      },
+      [&](MPI_Win used) {
+        return PMPI_Fetch_and_op(origin_addr, result_addr, datatype,
+                                 target_rank, target_disp, op, used);
+      });
+}
+
+int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
+                         void* result_addr, MPI_Datatype datatype,
+                         int target_rank, MPI_Aint target_disp, MPI_Win win) {
+  return Dispatch(
+      win, target_rank, nullptr,
+      [&](ManagedWindow& w, int* rc) {
+        return CompareAndSwapDirect(w, origin_addr, compare_addr, result_addr,
+                                    datatype, target_rank, target_disp, rc);
+      },
+      [&](MPI_Win used) {
+        return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr,
+                                     datatype, target_rank, target_disp, used);
+      });
+}
+
+}  // extern "C"
