@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include "shim/active_target.h"
 #include "shim/datatype.h"
 #include "shim/window.h"
 
@@ -26,7 +27,7 @@ inline bool InPassiveEpoch(const ManagedWindow& w) {
 
 // Whether this process's current epoch lets it access `target` directly.
 enum class EpochAccess { kDirect, kPassThrough, kNoEpoch };
-inline EpochAccess CheckEpoch(const ManagedWindow& w, int target) {
+inline EpochAccess CheckEpoch(ManagedWindow& w, int target) {
   switch (w.epoch) {
     case AccessEpoch::kFence:
     case AccessEpoch::kLockAll:
@@ -34,8 +35,11 @@ inline EpochAccess CheckEpoch(const ManagedWindow& w, int target) {
     case AccessEpoch::kLock:
       return w.locks[target].mode != LockMode::kNone ? EpochAccess::kDirect
                                                      : EpochAccess::kNoEpoch;
-    case AccessEpoch::kPscw:  // MPI checks the start group and waits for post
-      return EpochAccess::kPassThrough;
+    case AccessEpoch::kPscw:
+      if (!w.locks_in_shm()) return EpochAccess::kPassThrough;  // MPI's PSCW
+      if (!w.locks[target].in_access_group) return EpochAccess::kNoEpoch;
+      AwaitPost(w, target);
+      return EpochAccess::kDirect;
     case AccessEpoch::kNone:
       break;
   }

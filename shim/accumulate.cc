@@ -49,7 +49,7 @@ void ApplyRun(const ElementOp& e, bool exclusive, const Target& t,
 
 // Argument, epoch and range checks shared by the family; kPassThrough for
 // targets the shim does not serve directly.
-Route Admit(const ManagedWindow& w, int target, MPI_Aint disp,
+Route Admit(ManagedWindow& w, int target, MPI_Aint disp,
             const Layout& target_layout, int* rc) {
   if ((*rc = CheckTargetArgs(w, target, disp))) return Route::kDone;
   if (target == MPI_PROC_NULL) return Route::kDone;

@@ -39,16 +39,21 @@ int ManagedWindow::Allocate(MPI_Aint size, int disp_unit, MPI_Info info,
   // Each rank's segment: header page, then the window memory. Non-contiguous
   // so every segment is page-aligned and first-touched by its owner.
   void* segment = nullptr;
+  const MPI_Aint header_bytes = HeaderBytes(comm_size);
   {
     ScopedInfo shm_info;
     PMPI_Info_set(shm_info.get(), "alloc_shared_noncontig", "true");
-    rc = PMPI_Win_allocate_shared(kHeaderBytes + size, 1, shm_info.get(),
+    rc = PMPI_Win_allocate_shared(header_bytes + size, 1, shm_info.get(),
                                   w->node_comm_, &segment, &w->shm_win_);
     if (rc != MPI_SUCCESS) return rc;
   }
   PMPI_Win_set_errhandler(w->shm_win_, MPI_ERRORS_RETURN);
   new (segment) SegmentHeader;
-  std::byte* my_base = static_cast<std::byte*>(segment) + kHeaderBytes;
+  for (int r = 0; r < comm_size; ++r) {
+    new (static_cast<SegmentHeader*>(segment)->post_counters() + r)
+        std::atomic<uint32_t>(0);
+  }
+  std::byte* my_base = static_cast<std::byte*>(segment) + header_bytes;
 
   rc = PMPI_Win_create(my_base, size, disp_unit, info, comm, &w->app_win_);
   if (rc != MPI_SUCCESS) return rc;
@@ -59,14 +64,13 @@ int ManagedWindow::Allocate(MPI_Aint size, int disp_unit, MPI_Info info,
   const SizeAndUnit mine{size, disp_unit};
   PMPI_Allgather(&mine, 2, MPI_AINT, all.data(), 2, MPI_AINT, comm);
 
-  MPI_Group comm_group, node_group;
-  PMPI_Comm_group(comm, &comm_group);
+  MPI_Group node_group;
+  PMPI_Comm_group(comm, &w->group_);
   PMPI_Comm_group(w->node_comm_, &node_group);
   std::vector<int> comm_ranks(comm_size), node_ranks(comm_size);
   for (int r = 0; r < comm_size; ++r) comm_ranks[r] = r;
-  PMPI_Group_translate_ranks(comm_group, comm_size, comm_ranks.data(),
+  PMPI_Group_translate_ranks(w->group_, comm_size, comm_ranks.data(),
                              node_group, node_ranks.data());
-  PMPI_Group_free(&comm_group);
   PMPI_Group_free(&node_group);
 
   w->targets_.resize(comm_size);
@@ -82,7 +86,7 @@ int ManagedWindow::Allocate(MPI_Aint size, int disp_unit, MPI_Info info,
     PMPI_Win_shared_query(w->shm_win_, node_ranks[r], &seg_size, &seg_unit,
                           &seg_base);
     t.header = static_cast<SegmentHeader*>(seg_base);
-    t.base = static_cast<std::byte*>(seg_base) + kHeaderBytes;
+    t.base = static_cast<std::byte*>(seg_base) + header_bytes;
   }
 
   if (w->node_size_ == comm_size) {
@@ -108,6 +112,16 @@ ManagedWindow::~ManagedWindow() {
   }
   if (shm_win_ != MPI_WIN_NULL) PMPI_Win_free(&shm_win_);
   if (node_comm_ != MPI_COMM_NULL) PMPI_Comm_free(&node_comm_);
+  if (group_ != MPI_GROUP_NULL) PMPI_Group_free(&group_);
+}
+
+std::vector<int> ManagedWindow::ToWindowRanks(MPI_Group group) const {
+  int n = 0;
+  PMPI_Group_size(group, &n);
+  std::vector<int> in(n), out(n);
+  for (int i = 0; i < n; ++i) in[i] = i;
+  PMPI_Group_translate_ranks(group, n, in.data(), group_, out.data());
+  return out;
 }
 
 }  // namespace rmashim

@@ -20,13 +20,29 @@ namespace rmashim {
 // same element with the same type takes the same lock.
 inline constexpr int kStripes = 256;
 
-// The start of every rank's shared segment; the window's memory follows it.
+// The start of every rank's shared segment. Then come one post counter per
+// window rank (PSCW: how often that rank has posted to this one), then
+// padding to a page boundary, then the window's memory.
 struct alignas(64) SegmentHeader {
   LockWords lock_words;
-  std::atomic<uint32_t> stripes[kStripes];
+  // PSCW: origins that have completed an access epoch on this target.
+  alignas(64) std::atomic<uint64_t> completes{0};
+  // Fence barrier (window rank 0's header only).
+  alignas(64) std::atomic<uint32_t> fence_arrived{0};
+  std::atomic<uint32_t> fence_generation{0};
+  alignas(64) std::atomic<uint32_t> stripes[kStripes];
+
+  std::atomic<uint32_t>* post_counters() {
+    return reinterpret_cast<std::atomic<uint32_t>*>(this + 1);
+  }
 };
-inline constexpr MPI_Aint kHeaderBytes = 4096;  // keeps user memory page-aligned
-static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
+
+// Header bytes before the window memory: keeps it page-aligned.
+inline MPI_Aint HeaderBytes(int comm_size) {
+  constexpr MPI_Aint kPage = 4096;
+  const MPI_Aint bytes = sizeof(SegmentHeader) + sizeof(uint32_t) * comm_size;
+  return (bytes + kPage - 1) / kPage * kPage;
+}
 
 // One rank of the window's communicator as seen from this process.
 struct Target {
@@ -46,6 +62,17 @@ struct TargetLockState {
   LockMode mode = LockMode::kNone;
   bool nocheck = false;          // MPI_MODE_NOCHECK: no lock word was taken
   bool mpi_ops_pending = false;  // passed-through ops not yet flushed
+  bool in_access_group = false;  // PSCW: target of the current start
+  bool post_seen = false;        // PSCW: its post for this epoch arrived
+  uint32_t posts_consumed = 0;   // PSCW: posts from it matched so far
+};
+
+// PSCW state of this process.
+struct PscwState {
+  std::vector<int> access_group;  // window ranks of the current start
+  bool access_nocheck = false;
+  bool exposed = false;           // between post and wait/test
+  uint64_t expected_completes = 0;  // completes owed to this rank so far
 };
 
 class ManagedWindow {
@@ -67,16 +94,16 @@ class ManagedWindow {
   // Locks live in shared memory only when every rank is on this node; a
   // window spanning nodes keeps MPI's own lock so remote origins are
   // excluded too.
+  // Likewise fence and PSCW run in shared memory on such windows.
   bool locks_in_shm() const { return internal_win_ != MPI_WIN_NULL; }
 
-  // The MPI window that operations the shim passes through must use: while
-  // the shim serves a passive epoch in shared memory the application's
-  // window has no MPI epoch, so they go to the internal window that is kept
-  // in a lock_all(MPI_MODE_NOCHECK) epoch for its whole life.
+  // The MPI window that operations the shim passes through must use. On a
+  // single-node window the shim serves every epoch itself, so the
+  // application's window never has an MPI epoch; passed-through operations
+  // go to the internal window, kept in a lock_all(MPI_MODE_NOCHECK) epoch
+  // for its whole life and flushed at every synchronization.
   MPI_Win passthrough_win() const {
-    const bool shm_epoch = locks_in_shm() && (epoch == AccessEpoch::kLock ||
-                                              epoch == AccessEpoch::kLockAll);
-    return shm_epoch ? internal_win_ : app_win_;
+    return locks_in_shm() ? internal_win_ : app_win_;
   }
   MPI_Win internal_win() const { return internal_win_; }
   MPI_Comm node_comm() const { return node_comm_; }
@@ -84,6 +111,15 @@ class ManagedWindow {
 
   LockWords& lock_words(int rank) { return targets_[rank].header->lock_words; }
   LockWords& all_lock_words() { return targets_[0].header->lock_words; }
+  SegmentHeader& header(int rank) { return *targets_[rank].header; }
+  // Window ranks of a group that is a subset of the window's group.
+  std::vector<int> ToWindowRanks(MPI_Group group) const;
+
+  // A new access epoch may start from no epoch, or right after a fence that
+  // did not say MPI_MODE_NOSUCCEED (MPICH accepts that too).
+  bool may_start_epoch() const {
+    return epoch == AccessEpoch::kNone || epoch == AccessEpoch::kFence;
+  }
 
   // Origin-side epoch state (local to this process).
   AccessEpoch epoch = AccessEpoch::kNone;
@@ -91,6 +127,7 @@ class ManagedWindow {
   bool lock_all_nocheck = false;
   bool any_mpi_ops_pending = false;
   std::vector<TargetLockState> locks;  // indexed by target rank
+  PscwState pscw;
 
  private:
   ManagedWindow() = default;
@@ -99,6 +136,7 @@ class ManagedWindow {
   MPI_Win internal_win_ = MPI_WIN_NULL;
   MPI_Win shm_win_ = MPI_WIN_NULL;
   MPI_Comm node_comm_ = MPI_COMM_NULL;
+  MPI_Group group_ = MPI_GROUP_NULL;
   int rank_ = 0;
   int node_size_ = 1;
   std::vector<Target> targets_;

@@ -10,10 +10,7 @@
 // exclude remote origins too); direct copies to node-local targets happen
 // inside that MPI epoch.
 //
-// Active target (fence, PSCW) stays on the application's window. Direct
-// copies in a fence epoch are made visible by a memory fence before
-// MPI_Win_fence, whose barrier orders them before the targets' next
-// accesses. PSCW epochs pass every operation through to MPI.
+// Active target (fence, PSCW) is in wrap_active.cc.
 #include <mpi.h>
 
 #include <atomic>
@@ -35,12 +32,6 @@ bool InPassiveEpochWith(const ManagedWindow& w, int rank) {
   return w.epoch == AccessEpoch::kLockAll ||
          (w.epoch == AccessEpoch::kLock &&
           w.locks[rank].mode != LockMode::kNone);
-}
-
-// A new access epoch may start from no epoch, or right after a fence that
-// did not say MPI_MODE_NOSUCCEED (MPICH accepts that too).
-bool MayStartEpoch(const ManagedWindow& w) {
-  return w.epoch == AccessEpoch::kNone || w.epoch == AccessEpoch::kFence;
 }
 
 void ClearPending(ManagedWindow& w) {
@@ -94,7 +85,7 @@ int Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
     return Fail(w, MPI_ERR_RANK);
   }
   if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
-  if (!(MayStartEpoch(w) || w.epoch == AccessEpoch::kLock) ||
+  if (!(w.may_start_epoch() || w.epoch == AccessEpoch::kLock) ||
       w.locks[rank].mode != LockMode::kNone) {
     return Fail(w, MPI_ERR_RMA_SYNC);
   }
@@ -152,7 +143,7 @@ int Unlock(ManagedWindow& w, int rank) {
 }
 
 int LockAll(ManagedWindow& w, int assert) {
-  if (!MayStartEpoch(w)) return Fail(w, MPI_ERR_RMA_SYNC);
+  if (!w.may_start_epoch()) return Fail(w, MPI_ERR_RMA_SYNC);
   w.lock_all_nocheck = (assert & MPI_MODE_NOCHECK) != 0;
   if (!w.locks_in_shm()) {
     const int rc = PMPI_Win_lock_all(assert, w.app_win());
@@ -180,21 +171,6 @@ int UnlockAll(ManagedWindow& w) {
   ClearPending(w);
   w.epoch = AccessEpoch::kNone;
   return rc;
-}
-
-int Fence(ManagedWindow& w, int assert) {
-  if (!MayStartEpoch(w)) return Fail(w, MPI_ERR_RMA_SYNC);
-  PublishDirectCopies();
-  const int rc = PMPI_Win_fence(assert, w.app_win());
-  if (rc != MPI_SUCCESS) return rc;
-  const bool opens_epoch = (assert & MPI_MODE_NOSUCCEED) == 0;
-  // With MPI_MODE_NOPRECEDE MPI may skip its barrier; direct copies of the
-  // new epoch must still wait until every node-local target has fenced.
-  if (opens_epoch && (assert & MPI_MODE_NOPRECEDE) && w.has_node_peers()) {
-    PMPI_Barrier(w.node_comm());
-  }
-  w.epoch = opens_epoch ? AccessEpoch::kFence : AccessEpoch::kNone;
-  return MPI_SUCCESS;
 }
 
 }  // namespace
@@ -252,27 +228,6 @@ int MPI_Win_sync(MPI_Win win) {
   if (w == nullptr) return PMPI_Win_sync(win);
   PublishDirectCopies();  // the window is unified: a fence is all it takes
   return w->locks_in_shm() ? MPI_SUCCESS : PMPI_Win_sync(win);
-}
-
-int MPI_Win_fence(int assert, MPI_Win win) {
-  ManagedWindow* w = FindManaged(win);
-  return w ? Fence(*w, assert) : PMPI_Win_fence(assert, win);
-}
-
-int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
-  ManagedWindow* w = FindManaged(win);
-  if (w == nullptr) return PMPI_Win_start(group, assert, win);
-  if (!MayStartEpoch(*w)) return Fail(*w, MPI_ERR_RMA_SYNC);
-  const int rc = PMPI_Win_start(group, assert, win);
-  if (rc == MPI_SUCCESS) w->epoch = AccessEpoch::kPscw;
-  return rc;
-}
-
-int MPI_Win_complete(MPI_Win win) {
-  ManagedWindow* w = FindManaged(win);
-  const int rc = PMPI_Win_complete(win);
-  if (w != nullptr && rc == MPI_SUCCESS) w->epoch = AccessEpoch::kNone;
-  return rc;
 }
 
 }  // extern "C"

@@ -1,0 +1,39 @@
+// Active-target synchronization (fence, PSCW) served in shared memory for
+// windows whose ranks all share one node.
+//
+// PSCW: MPI_Win_post by target t increments, in each origin's segment
+// header, the post counter of t; an origin's access to t waits until that
+// counter exceeds the posts it has already matched (so a put is issued as
+// soon as t has posted, and t never needs to call MPI for it).
+// MPI_Win_complete increments t's `completes`; MPI_Win_wait/test on t waits
+// for `completes` to reach the number of origins it has posted to so far.
+// MPI_MODE_NOCHECK (which MPI requires on both sides alike) skips the post
+// counters. Counters only grow, so consecutive epochs need no reset.
+//
+// Fence: a sense-reversing barrier on two words in window rank 0's header.
+#ifndef RMASHIM_SHIM_ACTIVE_TARGET_H_
+#define RMASHIM_SHIM_ACTIVE_TARGET_H_
+
+#include <mpi.h>
+
+#include "shim/window.h"
+
+namespace rmashim {
+
+// Waits until `target` has posted for this process's current access epoch.
+void AwaitPostSlow(ManagedWindow& w, int target);
+inline void AwaitPost(ManagedWindow& w, int target) {
+  if (!w.locks[target].post_seen) AwaitPostSlow(w, target);
+}
+
+// Each returns an MPI error code; errors are raised by the caller.
+int ShmFence(ManagedWindow& w, int assert);
+int ShmPost(ManagedWindow& w, MPI_Group group, int assert);
+int ShmStart(ManagedWindow& w, MPI_Group group, int assert);
+int ShmComplete(ManagedWindow& w);
+int ShmWait(ManagedWindow& w);
+int ShmTest(ManagedWindow& w, int* flag);
+
+}  // namespace rmashim
+
+#endif  // RMASHIM_SHIM_ACTIVE_TARGET_H_

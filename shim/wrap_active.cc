@@ -1,0 +1,86 @@
+// Active-target synchronization on managed windows. Single-node windows are
+// served in shared memory (shim/active_target.h). Windows spanning nodes use
+// MPI's fence and PSCW on the application's window: direct copies in a
+// fence epoch are published by a memory fence before MPI_Win_fence, whose
+// barrier orders them before the targets' next accesses; PSCW epochs there
+// pass every operation through to MPI.
+#include <mpi.h>
+
+#include <atomic>
+
+#include "shim/active_target.h"
+#include "shim/runtime.h"
+#include "shim/window.h"
+
+using namespace rmashim;  // NOLINT: wrappers below only forward
+
+namespace {
+
+int MpiFence(ManagedWindow& w, int assert) {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  const int rc = PMPI_Win_fence(assert, w.app_win());
+  if (rc != MPI_SUCCESS) return rc;
+  const bool opens_epoch = (assert & MPI_MODE_NOSUCCEED) == 0;
+  // With MPI_MODE_NOPRECEDE MPI may skip its barrier; direct copies of the
+  // new epoch must still wait until every node-local target has fenced.
+  if (opens_epoch && (assert & MPI_MODE_NOPRECEDE) && w.has_node_peers()) {
+    PMPI_Barrier(w.node_comm());
+  }
+  w.epoch = opens_epoch ? AccessEpoch::kFence : AccessEpoch::kNone;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Win_fence(int assert, MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  if (w == nullptr) return PMPI_Win_fence(assert, win);
+  if (!w->may_start_epoch()) return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
+  return w->locks_in_shm() ? RaiseOnWindow(win, ShmFence(*w, assert))
+                           : MpiFence(*w, assert);
+}
+
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  if (w == nullptr) return PMPI_Win_start(group, assert, win);
+  if (!w->may_start_epoch()) return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
+  if (w->locks_in_shm()) {
+    return RaiseOnWindow(win, ShmStart(*w, group, assert));
+  }
+  const int rc = PMPI_Win_start(group, assert, win);
+  if (rc == MPI_SUCCESS) w->epoch = AccessEpoch::kPscw;
+  return rc;
+}
+
+int MPI_Win_complete(MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  if (w == nullptr) return PMPI_Win_complete(win);
+  if (w->locks_in_shm()) return RaiseOnWindow(win, ShmComplete(*w));
+  const int rc = PMPI_Win_complete(win);
+  if (rc == MPI_SUCCESS) w->epoch = AccessEpoch::kNone;
+  return rc;
+}
+
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  if (w == nullptr || !w->locks_in_shm()) {
+    return PMPI_Win_post(group, assert, win);
+  }
+  return RaiseOnWindow(win, ShmPost(*w, group, assert));
+}
+
+int MPI_Win_wait(MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  if (w == nullptr || !w->locks_in_shm()) return PMPI_Win_wait(win);
+  return RaiseOnWindow(win, ShmWait(*w));
+}
+
+int MPI_Win_test(MPI_Win win, int* flag) {
+  ManagedWindow* w = FindManaged(win);
+  if (w == nullptr || !w->locks_in_shm()) return PMPI_Win_test(win, flag);
+  return RaiseOnWindow(win, ShmTest(*w, flag));
+}
+
+}  // extern "C"
