@@ -1,0 +1,126 @@
+// Active-target synchronization, native MPICH window vs rmashim window in
+// the same run: fence and PSCW epochs on a ring (every rank takes part), and
+// the process-skew test of the truly one-sided paper (the target computes
+// between post and wait; the origin times start + 16 puts + complete).
+#include <mpi.h>
+
+#include <vector>
+
+#include "bench/bench_util.h"
+
+namespace {
+
+using namespace rmashim_bench;  // NOLINT
+
+constexpr MPI_Aint kWindowBytes = 4096;
+
+double Busy(double us) {  // computes without calling MPI
+  const double end = MPI_Wtime() + us * 1e-6;
+  double x = 0;
+  while (MPI_Wtime() < end) x += 1;
+  return x;
+}
+
+// Mean over ranks is not needed: every rank runs the same loop; rank 0's
+// time is reported.
+double FenceEpoch(MPI_Win win, bool with_put) {
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const long value = rank;
+  MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+  const double us = TimeUs(500, [&] {
+    if (with_put) MPI_Put(&value, 1, MPI_LONG, (rank + 1) % size, 0, 1, MPI_LONG, win);
+    MPI_Win_fence(0, win);
+  });
+  MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+  return us;
+}
+
+double PscwEpoch(MPI_Win win) {
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Group world, left, right;
+  MPI_Win_get_group(win, &world);
+  int l = (rank + size - 1) % size, r = (rank + 1) % size;
+  MPI_Group_incl(world, 1, &l, &left);
+  MPI_Group_incl(world, 1, &r, &right);
+  const long value = rank;
+  const double us = TimeUs(500, [&] {
+    MPI_Win_post(left, 0, win);
+    MPI_Win_start(right, 0, win);
+    MPI_Put(&value, 1, MPI_LONG, r, 0, 1, MPI_LONG, win);
+    MPI_Win_complete(win);
+    MPI_Win_wait(win);
+  });
+  MPI_Group_free(&left);
+  MPI_Group_free(&right);
+  MPI_Group_free(&world);
+  return us;
+}
+
+// Rank 1 posts to rank 0, computes `compute_us`, then waits; rank 0 times
+// start + 16 puts + complete. Other ranks idle.
+double SkewedEpoch(MPI_Win win, double compute_us) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Group world, peer;
+  MPI_Win_get_group(win, &world);
+  const int other = rank == 0 ? 1 : 0;
+  MPI_Group_incl(world, 1, &other, &peer);
+  const long value = 7;
+  constexpr int kReps = 15;
+  double total = 0;
+  for (int rep = 0; rep < kReps; ++rep) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+      MPI_Win_post(peer, 0, win);
+      Busy(compute_us);
+      MPI_Win_wait(win);
+    } else if (rank == 0) {
+      Busy(1);  // let the target post first
+      const double t0 = MPI_Wtime();
+      MPI_Win_start(peer, 0, win);
+      for (int k = 0; k < 16; ++k) MPI_Put(&value, 1, MPI_LONG, 1, k * 8, 1, MPI_LONG, win);
+      MPI_Win_complete(win);
+      total += MPI_Wtime() - t0;
+    }
+  }
+  MPI_Group_free(&peer);
+  MPI_Group_free(&world);
+  return total * 1e6 / kReps;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 2) {
+    if (rank == 0) std::fprintf(stderr, "needs at least 2 ranks\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  char* base = nullptr;
+  MPI_Win native = AllocateWindow(false, kWindowBytes, &base);
+  MPI_Win shim = AllocateWindow(true, kWindowBytes, &base);
+  WarnIfNotPreloaded(shim);
+  std::vector<Row> rows;
+  const std::string ranks = std::to_string(size) + " ranks";
+  rows.push_back({"fence epoch (empty)", 0, FenceEpoch(native, false), FenceEpoch(shim, false), 0, ranks});
+  rows.push_back({"fence epoch + put", 8, FenceEpoch(native, true), FenceEpoch(shim, true), 0, ranks});
+  rows.push_back({"pscw ring epoch + put", 8, PscwEpoch(native), PscwEpoch(shim), 0, ranks});
+  for (double compute : {0.0, 10.0, 100.0, 1000.0, 10000.0}) {
+    const double n = SkewedEpoch(native, compute);
+    const double s = SkewedEpoch(shim, compute);
+    rows.push_back({"skew: start+16put+compl", 8, n, s, 0,
+                    "target computes " + std::to_string(static_cast<int>(compute)) + " us"});
+  }
+  if (rank == 0) PrintRows(rows, WantsCsv(argc, argv));
+  MPI_Win_free(&shim);
+  MPI_Win_free(&native);
+  MPI_Finalize();
+  return 0;
+}
