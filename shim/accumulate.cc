@@ -55,8 +55,11 @@ Route Admit(ManagedWindow& w, int target, MPI_Aint disp,
   if (target == MPI_PROC_NULL) return Route::kDone;
   // A window spanning nodes: remote origins' accumulates are applied by MPI,
   // which cannot be atomic with our CPU atomics, so the whole family goes to
-  // MPI for every target of such a window.
-  if (!w.locks_in_shm()) return Route::kPassThrough;
+  // MPI for every target of such a window. MPI_Win_create memory is not
+  // mapped here: the same rule keeps all its accumulates in MPI.
+  if (!w.locks_in_shm() || w.flavor() == Flavor::kCreate) {
+    return Route::kPassThrough;
+  }
   switch (CheckEpoch(w, target)) {
     case EpochAccess::kDirect:
       break;

@@ -1,14 +1,20 @@
 #include "shim/window.h"
 
+#include <sys/uio.h>
+#include <unistd.h>
+
 #include <memory>
 #include <new>
 
 namespace rmashim {
 namespace {
 
-struct SizeAndUnit {
+// What every rank tells the others about its part of the window.
+struct RankInfo {
   MPI_Aint size;
   MPI_Aint disp_unit;
+  MPI_Aint address;  // of its window memory, in its own address space
+  MPI_Aint pid;
 };
 
 // Frees the info object when it leaves scope.
@@ -24,82 +30,159 @@ class ScopedInfo {
 
 }  // namespace
 
-int ManagedWindow::Allocate(MPI_Aint size, int disp_unit, MPI_Info info,
-                            MPI_Comm comm, void* baseptr,
-                            ManagedWindow** out) {
-  std::unique_ptr<ManagedWindow> w(new ManagedWindow);
+int ManagedWindow::JoinComm(MPI_Comm comm) {
+  PMPI_Comm_rank(comm, &rank_);
+  PMPI_Comm_group(comm, &group_);
+  const int rc = PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0,
+                                      MPI_INFO_NULL, &node_comm_);
+  if (rc == MPI_SUCCESS) PMPI_Comm_size(node_comm_, &node_size_);
+  return rc;
+}
+
+// Each node-local rank's segment: the sync header, then (allocate flavor)
+// `memory_bytes` of window memory. Non-contiguous so every segment is
+// page-aligned and first-touched by its owner.
+int ManagedWindow::AllocateSegments(MPI_Aint memory_bytes, void** segment) {
   int comm_size = 0;
-  PMPI_Comm_rank(comm, &w->rank_);
-  PMPI_Comm_size(comm, &comm_size);
-  int rc = PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
-                                &w->node_comm_);
+  PMPI_Group_size(group_, &comm_size);
+  ScopedInfo shm_info;
+  PMPI_Info_set(shm_info.get(), "alloc_shared_noncontig", "true");
+  const int rc =
+      PMPI_Win_allocate_shared(HeaderBytes(comm_size) + memory_bytes, 1,
+                               shm_info.get(), node_comm_, segment, &shm_win_);
   if (rc != MPI_SUCCESS) return rc;
-  PMPI_Comm_size(w->node_comm_, &w->node_size_);
-
-  // Each rank's segment: header page, then the window memory. Non-contiguous
-  // so every segment is page-aligned and first-touched by its owner.
-  void* segment = nullptr;
-  const MPI_Aint header_bytes = HeaderBytes(comm_size);
-  {
-    ScopedInfo shm_info;
-    PMPI_Info_set(shm_info.get(), "alloc_shared_noncontig", "true");
-    rc = PMPI_Win_allocate_shared(header_bytes + size, 1, shm_info.get(),
-                                  w->node_comm_, &segment, &w->shm_win_);
-    if (rc != MPI_SUCCESS) return rc;
-  }
-  PMPI_Win_set_errhandler(w->shm_win_, MPI_ERRORS_RETURN);
-  new (segment) SegmentHeader;
+  PMPI_Win_set_errhandler(shm_win_, MPI_ERRORS_RETURN);
+  auto* header = new (*segment) SegmentHeader;
   for (int r = 0; r < comm_size; ++r) {
-    new (static_cast<SegmentHeader*>(segment)->post_counters() + r)
-        std::atomic<uint32_t>(0);
+    new (header->post_counters() + r) std::atomic<uint32_t>(0);
   }
-  std::byte* my_base = static_cast<std::byte*>(segment) + header_bytes;
+  return MPI_SUCCESS;
+}
 
-  rc = PMPI_Win_create(my_base, size, disp_unit, info, comm, &w->app_win_);
-  if (rc != MPI_SUCCESS) return rc;
-
-  // Every rank's size and displacement unit, for bounds checks and
-  // shared_query; mapped bases for the node-local ones.
-  std::vector<SizeAndUnit> all(comm_size);
-  const SizeAndUnit mine{size, disp_unit};
-  PMPI_Allgather(&mine, 2, MPI_AINT, all.data(), 2, MPI_AINT, comm);
+void ManagedWindow::MapTargets(MPI_Comm comm, std::byte* my_base,
+                               MPI_Aint size, int disp_unit) {
+  int comm_size = 0;
+  PMPI_Comm_size(comm, &comm_size);
+  std::vector<RankInfo> all(comm_size);
+  const RankInfo mine{size, disp_unit, reinterpret_cast<MPI_Aint>(my_base),
+                      static_cast<MPI_Aint>(getpid())};
+  PMPI_Allgather(&mine, 4, MPI_AINT, all.data(), 4, MPI_AINT, comm);
 
   MPI_Group node_group;
-  PMPI_Comm_group(comm, &w->group_);
-  PMPI_Comm_group(w->node_comm_, &node_group);
+  PMPI_Comm_group(node_comm_, &node_group);
   std::vector<int> comm_ranks(comm_size), node_ranks(comm_size);
   for (int r = 0; r < comm_size; ++r) comm_ranks[r] = r;
-  PMPI_Group_translate_ranks(w->group_, comm_size, comm_ranks.data(),
-                             node_group, node_ranks.data());
+  PMPI_Group_translate_ranks(group_, comm_size, comm_ranks.data(), node_group,
+                             node_ranks.data());
   PMPI_Group_free(&node_group);
 
-  w->targets_.resize(comm_size);
-  w->locks.resize(comm_size);
+  targets_.resize(comm_size);
+  locks.resize(comm_size);
+  const MPI_Aint header_bytes = HeaderBytes(comm_size);
   for (int r = 0; r < comm_size; ++r) {
-    Target& t = w->targets_[r];
+    Target& t = targets_[r];
     t.size = all[r].size;
     t.disp_unit = static_cast<int>(all[r].disp_unit);
     if (node_ranks[r] == MPI_UNDEFINED) continue;
     MPI_Aint seg_size = 0;
     int seg_unit = 0;
-    void* seg_base = nullptr;
-    PMPI_Win_shared_query(w->shm_win_, node_ranks[r], &seg_size, &seg_unit,
-                          &seg_base);
-    t.header = static_cast<SegmentHeader*>(seg_base);
-    t.base = static_cast<std::byte*>(seg_base) + header_bytes;
+    void* segment = nullptr;
+    PMPI_Win_shared_query(shm_win_, node_ranks[r], &seg_size, &seg_unit,
+                          &segment);
+    t.header = static_cast<SegmentHeader*>(segment);
+    switch (flavor_) {
+      case Flavor::kAllocate:
+        t.base = static_cast<std::byte*>(segment) + header_bytes;
+        break;
+      case Flavor::kShared: {
+        void* mapped = nullptr;
+        PMPI_Win_shared_query(app_win_, r, &seg_size, &seg_unit, &mapped);
+        t.base = static_cast<std::byte*>(mapped);
+        break;
+      }
+      case Flavor::kCreate:
+        t.base = reinterpret_cast<std::byte*>(all[r].address);
+        if (r != rank_) t.pid = static_cast<pid_t>(all[r].pid);
+        break;
+    }
   }
+}
 
-  if (w->node_size_ == comm_size) {
-    rc = PMPI_Win_create(my_base, size, disp_unit, MPI_INFO_NULL, comm,
-                         &w->internal_win_);
+// Whether this process may read every node-local peer's memory with
+// process_vm_readv (Yama or container policies may refuse), agreed by all.
+bool ManagedWindow::CrossMemoryWorks(MPI_Comm comm) const {
+  int ok = 1;
+  for (const Target& t : targets_) {
+    if (t.pid == 0 || t.size == 0) continue;
+    char byte;
+    iovec local{&byte, 1}, remote{t.base, 1};
+    if (process_vm_readv(t.pid, &local, 1, &remote, 1, 0) != 1) ok = 0;
+  }
+  int all_ok = 0;
+  PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+  return all_ok != 0;
+}
+
+int ManagedWindow::Finish(MPI_Comm comm, std::byte* my_base, MPI_Aint size,
+                          int disp_unit) {
+  if (node_size_ == comm_size()) {
+    const int rc = PMPI_Win_create(my_base, size, disp_unit, MPI_INFO_NULL,
+                                   comm, &internal_win_);
     if (rc != MPI_SUCCESS) return rc;
-    PMPI_Win_set_errhandler(w->internal_win_, MPI_ERRORS_RETURN);
-    PMPI_Win_lock_all(MPI_MODE_NOCHECK, w->internal_win_);
+    PMPI_Win_set_errhandler(internal_win_, MPI_ERRORS_RETURN);
+    PMPI_Win_lock_all(MPI_MODE_NOCHECK, internal_win_);
   }
   // Headers are initialized before anyone may lock through them.
-  PMPI_Barrier(w->node_comm_);
+  return PMPI_Barrier(node_comm_);
+}
 
+int ManagedWindow::Allocate(MPI_Aint size, int disp_unit, MPI_Info info,
+                            MPI_Comm comm, void* baseptr,
+                            ManagedWindow** out) {
+  std::unique_ptr<ManagedWindow> w(new ManagedWindow);
+  w->flavor_ = Flavor::kAllocate;
+  int rc = w->JoinComm(comm);
+  void* segment = nullptr;
+  if (rc == MPI_SUCCESS) rc = w->AllocateSegments(size, &segment);
+  if (rc != MPI_SUCCESS) return rc;
+  int comm_size = 0;
+  PMPI_Comm_size(comm, &comm_size);
+  std::byte* my_base = static_cast<std::byte*>(segment) + HeaderBytes(comm_size);
+  // The application's window: a real MPI window over the shared memory, so
+  // remote ranks reach it through MPI and unwrapped calls work on it.
+  rc = PMPI_Win_create(my_base, size, disp_unit, info, comm, &w->app_win_);
+  if (rc != MPI_SUCCESS) return rc;
+  w->MapTargets(comm, my_base, size, disp_unit);
+  if ((rc = w->Finish(comm, my_base, size, disp_unit))) return rc;
   *static_cast<void**>(baseptr) = my_base;
+  *out = w.release();
+  return MPI_SUCCESS;
+}
+
+int ManagedWindow::Adopt(Flavor flavor, MPI_Win app_win, void* base,
+                         MPI_Aint size, int disp_unit, MPI_Comm comm,
+                         ManagedWindow** out) {
+  *out = nullptr;
+  std::unique_ptr<ManagedWindow> w(new ManagedWindow);
+  w->flavor_ = flavor;
+  w->app_win_ = app_win;
+  int rc = w->JoinComm(comm);
+  void* segment = nullptr;
+  if (rc == MPI_SUCCESS) rc = w->AllocateSegments(0, &segment);
+  if (rc != MPI_SUCCESS) {
+    w->app_win_ = MPI_WIN_NULL;  // still the application's
+    return rc;
+  }
+  auto* my_base = static_cast<std::byte*>(base);
+  w->MapTargets(comm, my_base, size, disp_unit);
+  if (flavor == Flavor::kCreate && !w->CrossMemoryWorks(comm)) {
+    w->app_win_ = MPI_WIN_NULL;
+    return MPI_SUCCESS;
+  }
+  if ((rc = w->Finish(comm, my_base, size, disp_unit))) {
+    w->app_win_ = MPI_WIN_NULL;
+    return rc;
+  }
   *out = w.release();
   return MPI_SUCCESS;
 }

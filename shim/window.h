@@ -6,6 +6,8 @@
 
 #include <mpi.h>
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -46,11 +48,21 @@ inline MPI_Aint HeaderBytes(int comm_size) {
 
 // One rank of the window's communicator as seen from this process.
 struct Target {
-  std::byte* base = nullptr;  // mapped window memory (never null on-node); nullptr off-node
-  MPI_Aint size = 0;          // bytes
+  // Node-local targets: the window memory, mapped here; or, when `pid` is
+  // set, its address in that process (reached with process_vm_readv/writev).
+  std::byte* base = nullptr;
+  SegmentHeader* header = nullptr;  // sync state; null off-node
+  pid_t pid = 0;
+  MPI_Aint size = 0;  // bytes
   int disp_unit = 1;
-  SegmentHeader* header = nullptr;  // node-local targets only
-  bool node_local() const { return base != nullptr; }
+  bool node_local() const { return header != nullptr; }
+};
+
+// Which MPI call created the window.
+enum class Flavor : uint8_t {
+  kAllocate,  // MPI_Win_allocate: memory is ours, in node-shared segments
+  kShared,    // MPI_Win_allocate_shared: the application's shared memory
+  kCreate,    // MPI_Win_create: user memory of other processes, via CMA
 };
 
 // The access epoch this process has opened on the window (MPI-3 11.5).
@@ -81,12 +93,19 @@ class ManagedWindow {
   // every MPI object it created.
   static int Allocate(MPI_Aint size, int disp_unit, MPI_Info info,
                       MPI_Comm comm, void* baseptr, ManagedWindow** out);
+  // Collective: takes over `app_win`, just created by the application's
+  // MPI_Win_allocate_shared or MPI_Win_create over `base`. Sets `*out` to
+  // nullptr (and leaves `app_win` alone) when the window cannot be managed,
+  // e.g. the kernel refuses cross-memory attach.
+  static int Adopt(Flavor flavor, MPI_Win app_win, void* base, MPI_Aint size,
+                   int disp_unit, MPI_Comm comm, ManagedWindow** out);
   ~ManagedWindow();  // frees the MPI objects (collective, like MPI_Win_free)
 
   ManagedWindow(const ManagedWindow&) = delete;
   ManagedWindow& operator=(const ManagedWindow&) = delete;
 
   MPI_Win app_win() const { return app_win_; }
+  Flavor flavor() const { return flavor_; }
   int rank() const { return rank_; }
   int comm_size() const { return static_cast<int>(targets_.size()); }
   const Target& target(int rank) const { return targets_[rank]; }
@@ -131,6 +150,15 @@ class ManagedWindow {
 
  private:
   ManagedWindow() = default;
+  // Steps every flavor shares.
+  int JoinComm(MPI_Comm comm);
+  int AllocateSegments(MPI_Aint memory_bytes, void** segment);
+  void MapTargets(MPI_Comm comm, std::byte* my_base, MPI_Aint size,
+                  int disp_unit);
+  bool CrossMemoryWorks(MPI_Comm comm) const;
+  int Finish(MPI_Comm comm, std::byte* my_base, MPI_Aint size, int disp_unit);
+
+  Flavor flavor_ = Flavor::kAllocate;
 
   MPI_Win app_win_ = MPI_WIN_NULL;
   MPI_Win internal_win_ = MPI_WIN_NULL;

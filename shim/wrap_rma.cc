@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include "shim/access.h"
+#include "shim/cross_memory.h"
 #include "shim/datatype.h"
 #include "shim/passthrough.h"
 #include "shim/runtime.h"
@@ -58,6 +59,12 @@ bool TryDirect(ManagedWindow& w, const Transfer& x, int* rc) {
   }
   if (!t.node_local() || access == EpochAccess::kPassThrough) return false;
   std::byte* addr = t.base + offset;
+  if (t.pid != 0) {  // MPI_Win_create memory in another process
+    return CrossMemoryTransfer(
+        x.dir == Direction::kPut, t.pid, addr,
+        {addr, x.target_count, x.target_type, target_layout},
+        {x.origin, x.origin_count, x.origin_type, origin_layout}, rc);
+  }
   *rc = x.dir == Direction::kPut
             ? CopyTyped(x.origin, x.origin_count, x.origin_type, origin_layout,
                         addr, x.target_count, x.target_type, target_layout)

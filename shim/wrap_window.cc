@@ -1,5 +1,6 @@
-// Window creation, destruction and queries. MPI_Win_allocate windows are
-// managed (unless switched off); every other flavor passes through.
+// Window creation, destruction and queries. MPI_Win_allocate,
+// MPI_Win_allocate_shared and MPI_Win_create windows are managed (unless
+// switched off); dynamic windows pass through.
 #include <mpi.h>
 
 #include <cstdio>
@@ -20,6 +21,37 @@ bool InfoOptsOut(MPI_Info info) {
   PMPI_Info_get(info, "rmashim_managed", sizeof(value) - 1, value, &flag);
   return flag && (std::strcmp(value, "false") == 0 ||
                   std::strcmp(value, "0") == 0);
+}
+
+// Other flavors: MPI creates the window, then the shim adopts it.
+template <typename Create>
+int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm,
+                   MPI_Win* win, Create create) {
+  const int rc = create();
+  if (rc != MPI_SUCCESS || !runtime().enabled() || InfoOptsOut(info)) return rc;
+  void* base = nullptr;
+  MPI_Aint* size = nullptr;
+  int* disp_unit = nullptr;
+  int flag = 0;
+  PMPI_Win_get_attr(*win, MPI_WIN_BASE, &base, &flag);
+  PMPI_Win_get_attr(*win, MPI_WIN_SIZE, &size, &flag);
+  PMPI_Win_get_attr(*win, MPI_WIN_DISP_UNIT, &disp_unit, &flag);
+  ManagedWindow* w = nullptr;
+  if (ManagedWindow::Adopt(flavor, *win, base, *size, *disp_unit, comm, &w) ==
+          MPI_SUCCESS &&
+      w == nullptr && flavor == Flavor::kCreate) {
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    if (rank == 0) {
+      std::fprintf(stderr,
+                   "rmashim: cross-memory attach refused; MPI_Win_create "
+                   "window left to MPI\n");
+    }
+  }
+  if (w != nullptr && !runtime().windows().Insert(*win, w)) {
+    std::fprintf(stderr, "rmashim: too many managed windows\n");
+  }
+  return MPI_SUCCESS;
 }
 
 const int kFlavorAllocate = MPI_WIN_FLAVOR_ALLOCATE;
@@ -52,6 +84,20 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
   return MPI_SUCCESS;
 }
 
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
+                            MPI_Comm comm, void* baseptr, MPI_Win* win) {
+  return CreateAndAdopt(Flavor::kShared, info, comm, win, [&] {
+    return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
+  });
+}
+
+int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info,
+                   MPI_Comm comm, MPI_Win* win) {
+  return CreateAndAdopt(Flavor::kCreate, info, comm, win, [&] {
+    return PMPI_Win_create(base, size, disp_unit, info, comm, win);
+  });
+}
+
 int MPI_Win_free(MPI_Win* win) {
   ManagedWindow* w = win ? FindManaged(*win) : nullptr;
   if (w == nullptr) return PMPI_Win_free(win);
@@ -66,10 +112,12 @@ int MPI_Win_free(MPI_Win* win) {
 
 int MPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val,
                      int* flag) {
-  // The application's window is created over the shared segment; report the
-  // flavor it asked for.
-  if (win_keyval == MPI_WIN_CREATE_FLAVOR && FindManaged(win) != nullptr &&
-      attribute_val != nullptr && flag != nullptr) {
+  // MPI_Win_allocate's window is created over the shared segment; report
+  // the flavor the application asked for.
+  ManagedWindow* w = FindManaged(win);
+  if (win_keyval == MPI_WIN_CREATE_FLAVOR && w != nullptr &&
+      w->flavor() == Flavor::kAllocate && attribute_val != nullptr &&
+      flag != nullptr) {
     *static_cast<const int**>(attribute_val) = &kFlavorAllocate;
     *flag = 1;
     return MPI_SUCCESS;
@@ -77,12 +125,13 @@ int MPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val,
   return PMPI_Win_get_attr(win, win_keyval, attribute_val, flag);
 }
 
-// MPI-4 allows shared_query on any flavor: node-local peers' memory is
-// returned, off-node ranks give size 0 and a NULL base.
+// MPI-4 allows shared_query on any flavor: for MPI_Win_allocate windows
+// node-local peers' memory is returned, off-node ranks give size 0 and a
+// NULL base. Other flavors answer as MPI does.
 int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size,
                          int* disp_unit, void* baseptr) {
   ManagedWindow* w = FindManaged(win);
-  if (w == nullptr) {
+  if (w == nullptr || w->flavor() != Flavor::kAllocate) {
     return PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
   }
   if (rank < MPI_PROC_NULL || rank >= w->comm_size()) {
