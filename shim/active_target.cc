@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "shim/runtime.h"
 #include "shim/shm_lock.h"
 
 namespace rmashim {
@@ -41,8 +42,10 @@ void AwaitPostSlow(ManagedWindow& w, int target) {
     while (posted.load(std::memory_order_acquire) == s.posts_consumed) {
       backoff.Wait();
     }
-    ++s.posts_consumed;
   }
+  StateGuard guard(w.state_mutex);
+  if (s.post_seen) return;  // another thread matched it meanwhile
+  if (!w.pscw.access_nocheck) ++s.posts_consumed;
   s.post_seen = true;
 }
 
@@ -65,6 +68,7 @@ int ShmPost(ManagedWindow& w, MPI_Group group, int assert) {
   }
   // Local stores to the window happen before any origin's access.
   std::atomic_thread_fence(std::memory_order_seq_cst);
+  StateGuard guard(w.state_mutex);
   if (!(assert & MPI_MODE_NOCHECK)) {
     for (int o : origins) {
       w.header(o).post_counters()[w.rank()].fetch_add(
@@ -81,6 +85,7 @@ int ShmStart(ManagedWindow& w, MPI_Group group, int assert) {
   for (int t : targets) {
     if (t == MPI_UNDEFINED) return MPI_ERR_GROUP;
   }
+  StateGuard guard(w.state_mutex);
   for (int t : targets) {
     w.locks[t].in_access_group = true;
     w.locks[t].post_seen = false;

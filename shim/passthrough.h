@@ -13,6 +13,7 @@ namespace rmashim {
 // target now has MPI operations to complete at the next flush or unlock.
 inline MPI_Win PassThroughWin(ManagedWindow& w, int target) {
   if (target >= 0 && target < w.comm_size()) {
+    StateGuard guard(w.state_mutex);
     w.locks[target].mpi_ops_pending = true;
     w.any_mpi_ops_pending = true;
   }

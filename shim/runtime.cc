@@ -42,8 +42,9 @@ void FindCoreAndNuma(Locality& loc) {
 
 Runtime g_runtime;
 
-void Runtime::Start() {
+void Runtime::Start(int thread_level) {
   enabled_ = !EnvIsTrue("RMASHIM_DISABLE");
+  thread_multiple_ = thread_level == MPI_THREAD_MULTIPLE;
   // Under Yama's ptrace restriction, let node-local peers use cross-memory
   // attach on this process's MPI_Win_create memory.
   if (enabled_) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);

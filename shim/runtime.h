@@ -5,6 +5,8 @@
 
 #include <mpi.h>
 
+#include <mutex>
+
 #include "shim/window_table.h"
 
 namespace rmashim {
@@ -20,16 +22,20 @@ struct Locality {
 
 class Runtime {
  public:
-  // Called right after PMPI_Init(_thread). Reads RMASHIM_DISABLE.
-  void Start();
+  // Called right after PMPI_Init(_thread) with the thread level MPI
+  // provides. Reads RMASHIM_DISABLE.
+  void Start(int thread_level);
   void Stop();  // right before PMPI_Finalize
 
   bool enabled() const { return enabled_; }
+  // MPI_THREAD_MULTIPLE: window bookkeeping is then serialized per window.
+  bool thread_multiple() const { return thread_multiple_; }
   const Locality& locality() const { return locality_; }
   WindowTable& windows() { return windows_; }
 
  private:
   bool enabled_ = false;
+  bool thread_multiple_ = false;
   Locality locality_;
   WindowTable windows_;
 };
@@ -42,6 +48,24 @@ inline Runtime& runtime() { return g_runtime; }
 inline ManagedWindow* FindManaged(MPI_Win win) {
   return g_runtime.windows().Find(win);
 }
+
+// Holds a window's state mutex for a scope, only under MPI_THREAD_MULTIPLE:
+// single-threaded programs pay one predictable branch.
+class StateGuard {
+ public:
+  explicit StateGuard(std::mutex& m)
+      : mutex_(g_runtime.thread_multiple() ? &m : nullptr) {
+    if (mutex_ != nullptr) mutex_->lock();
+  }
+  ~StateGuard() {
+    if (mutex_ != nullptr) mutex_->unlock();
+  }
+  StateGuard(const StateGuard&) = delete;
+  StateGuard& operator=(const StateGuard&) = delete;
+
+ private:
+  std::mutex* mutex_;
+};
 
 // Returns `code`, after handing a failure to the window's error handler as
 // MPI would (MPI_ERRORS_RETURN returns it, the default aborts).

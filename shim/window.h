@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 #include "shim/shm_lock.h"
@@ -139,6 +140,10 @@ class ManagedWindow {
   bool may_start_epoch() const {
     return epoch == AccessEpoch::kNone || epoch == AccessEpoch::kFence;
   }
+
+  // Serializes this process's bookkeeping on the window when several threads
+  // may call MPI (never held while spinning on a shared-memory lock).
+  std::mutex state_mutex;
 
   // Origin-side epoch state (local to this process).
   AccessEpoch epoch = AccessEpoch::kNone;

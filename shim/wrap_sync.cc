@@ -51,6 +51,7 @@ int FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
   if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
   if (!InPassiveEpochWith(w, rank)) return Fail(w, MPI_ERR_RMA_SYNC);
   PublishDirectCopies();
+  StateGuard guard(w.state_mutex);
   TargetLockState& state = w.locks[rank];
   if (!w.target(rank).node_local() || state.mpi_ops_pending) {
     const MPI_Win used = w.passthrough_win();
@@ -68,6 +69,7 @@ int FlushAllTargets(ManagedWindow& w, FlushAllFn flush_all) {
     return Fail(w, MPI_ERR_RMA_SYNC);
   }
   PublishDirectCopies();
+  StateGuard guard(w.state_mutex);
   if (!w.locks_in_shm() || w.any_mpi_ops_pending) {
     const MPI_Win used = w.passthrough_win();
     const int rc = flush_all(used);
@@ -100,9 +102,12 @@ int Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
       AcquireExclusive(w.all_lock_words(), w.lock_words(rank));
     }
   }
-  w.locks[rank] = {lock_type == MPI_LOCK_SHARED ? LockMode::kShared
-                                                 : LockMode::kExclusive,
-                   nocheck, false};
+  StateGuard guard(w.state_mutex);  // taken after spinning, never during
+  TargetLockState& state = w.locks[rank];
+  state.mode = lock_type == MPI_LOCK_SHARED ? LockMode::kShared
+                                            : LockMode::kExclusive;
+  state.nocheck = nocheck;
+  state.mpi_ops_pending = false;
   w.epoch = AccessEpoch::kLock;
   ++w.locks_held;
   return MPI_SUCCESS;
@@ -118,6 +123,7 @@ int Unlock(ManagedWindow& w, int rank) {
     return Fail(w, MPI_ERR_RMA_SYNC);
   }
   PublishDirectCopies();
+  StateGuard guard(w.state_mutex);
   int rc = MPI_SUCCESS;
   if (!w.locks_in_shm()) {
     rc = PMPI_Win_unlock(rank, w.app_win());
@@ -134,7 +140,9 @@ int Unlock(ManagedWindow& w, int rank) {
       }
     }
   }
-  state = TargetLockState{};
+  state.mode = LockMode::kNone;
+  state.nocheck = false;
+  state.mpi_ops_pending = false;
   if (--w.locks_held == 0) {
     w.epoch = AccessEpoch::kNone;
     w.any_mpi_ops_pending = false;
@@ -158,6 +166,7 @@ int LockAll(ManagedWindow& w, int assert) {
 int UnlockAll(ManagedWindow& w) {
   if (w.epoch != AccessEpoch::kLockAll) return Fail(w, MPI_ERR_RMA_SYNC);
   PublishDirectCopies();
+  StateGuard guard(w.state_mutex);
   int rc = MPI_SUCCESS;
   if (!w.locks_in_shm()) {
     rc = PMPI_Win_unlock_all(w.app_win());
