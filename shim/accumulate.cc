@@ -1,5 +1,6 @@
 #include "shim/accumulate.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "shim/access.h"
@@ -11,39 +12,53 @@
 namespace rmashim {
 namespace {
 
+// Updates of at least this many elements use plain loops under an
+// exclusive stripe: one lock per page beats one locked instruction per
+// element.
+constexpr size_t kBulkElements = 16;
+
+// Holds the stripe of the page containing a target offset (see kStripes).
 class StripeGuard {
  public:
-  StripeGuard(SegmentHeader& header, MPI_Aint offset)
-      : word_(header.stripes[(offset >> 3) % kStripes]) {
-    Backoff backoff;
-    while (word_.exchange(1, std::memory_order_acquire) != 0) {
-      while (word_.load(std::memory_order_relaxed) != 0) backoff.Wait();
-    }
+  StripeGuard(SegmentHeader& header, MPI_Aint offset, bool exclusive)
+      : word_(header.stripes[(offset >> kStripePageShift) % kStripes]),
+        exclusive_(exclusive) {
+    exclusive ? AcquireStripeExclusive(word_) : AcquireStripeShared(word_);
   }
-  ~StripeGuard() { word_.store(0, std::memory_order_release); }
+  ~StripeGuard() {
+    exclusive_ ? ReleaseStripeExclusive(word_) : ReleaseStripeShared(word_);
+  }
   StripeGuard(const StripeGuard&) = delete;
   StripeGuard& operator=(const StripeGuard&) = delete;
 
  private:
   std::atomic<uint32_t>& word_;
+  bool exclusive_;
 };
 
-// Applies `e` to `n` target elements at byte `offset` of target `t`.
+// Applies `e` to `n` target elements at byte `offset` of target `t`, page
+// by page. Under the origin's exclusive MPI lock nobody else can touch the
+// target, so no stripe is needed.
 void ApplyRun(const ElementOp& e, bool exclusive, const Target& t,
               MPI_Aint offset, const std::byte* origin, std::byte* result,
               size_t n) {
-  std::byte* target = t.base + offset;
   if (exclusive) {
-    e.plain(target, origin, result, n);
-  } else if (e.atomic != nullptr &&
-             reinterpret_cast<uintptr_t>(target) % e.align == 0) {
-    e.atomic(target, origin, result, n);
-  } else {
-    for (size_t i = 0; i < n; ++i) {
-      StripeGuard guard(*t.header, offset + i * e.extent);
-      e.plain(target + i * e.extent, origin + i * e.size,
-              result ? result + i * e.size : nullptr, 1);
-    }
+    e.plain(t.base + offset, origin, result, n);
+    return;
+  }
+  const bool atomic = e.atomic != nullptr && n < kBulkElements &&
+                      reinterpret_cast<uintptr_t>(t.base + offset) % e.align == 0;
+  for (size_t done = 0; done < n;) {
+    // Elements whose first byte lies on this page.
+    const MPI_Aint page_end = (offset | (kStripePage - 1)) + 1;
+    const size_t chunk = std::min<size_t>(
+        n - done, static_cast<size_t>((page_end - offset + e.extent - 1) / e.extent));
+    StripeGuard guard(*t.header, offset, /*exclusive=*/!atomic);
+    (atomic ? e.atomic : e.plain)(t.base + offset, origin + done * e.size,
+                                  result ? result + done * e.size : nullptr,
+                                  chunk);
+    done += chunk;
+    offset += chunk * e.extent;
   }
 }
 
@@ -225,12 +240,11 @@ Route CompareAndSwapDirect(ManagedWindow& w, const void* origin,
   auto* res = static_cast<std::byte*>(result);
   if (HoldsExclusive(w, target)) {
     cas->plain(addr, o, cmp, res);
-  } else if (reinterpret_cast<uintptr_t>(addr) % cas->align == 0) {
-    cas->atomic(addr, o, cmp, res);
-  } else {
-    StripeGuard guard(*t.header, offset);
-    cas->plain(addr, o, cmp, res);
+    return Route::kDone;
   }
+  const bool atomic = reinterpret_cast<uintptr_t>(addr) % cas->align == 0;
+  StripeGuard guard(*t.header, offset, /*exclusive=*/!atomic);
+  (atomic ? cas->atomic : cas->plain)(addr, o, cmp, res);
   return Route::kDone;
 }
 

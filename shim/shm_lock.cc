@@ -69,4 +69,33 @@ void ReleaseAll(LockWords& all_owner) {
   all_owner.all.fetch_sub(1, std::memory_order_release);
 }
 
+void AcquireStripeShared(std::atomic<uint32_t>& word) {
+  Backoff backoff;
+  while (word.fetch_add(1, std::memory_order_acquire) & kStripeWriter) {
+    word.fetch_sub(1, std::memory_order_relaxed);
+    do {
+      backoff.Wait();
+    } while (word.load(std::memory_order_relaxed) & kStripeWriter);
+  }
+}
+
+void ReleaseStripeShared(std::atomic<uint32_t>& word) {
+  word.fetch_sub(1, std::memory_order_release);
+}
+
+void AcquireStripeExclusive(std::atomic<uint32_t>& word) {
+  Backoff backoff;
+  uint32_t expected = 0;
+  while (!word.compare_exchange_weak(expected, kStripeWriter,
+                                     std::memory_order_acquire,
+                                     std::memory_order_relaxed)) {
+    expected = 0;
+    backoff.Wait();
+  }
+}
+
+void ReleaseStripeExclusive(std::atomic<uint32_t>& word) {
+  word.fetch_and(~kStripeWriter, std::memory_order_release);
+}
+
 }  // namespace rmashim

@@ -55,6 +55,14 @@ void ReleaseExclusive(LockWords& all_owner, LockWords& target);
 void AcquireAll(LockWords& all_owner);
 void ReleaseAll(LockWords& all_owner);
 
+// Reader-writer spin lock on one shared word (the accumulate stripes): the
+// top bit marks a writer, the rest count readers.
+inline constexpr uint32_t kStripeWriter = uint32_t{1} << 31;
+void AcquireStripeShared(std::atomic<uint32_t>& word);
+void ReleaseStripeShared(std::atomic<uint32_t>& word);
+void AcquireStripeExclusive(std::atomic<uint32_t>& word);
+void ReleaseStripeExclusive(std::atomic<uint32_t>& word);
+
 }  // namespace rmashim
 
 #endif  // RMASHIM_SHIM_SHM_LOCK_H_

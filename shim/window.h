@@ -17,11 +17,17 @@
 
 namespace rmashim {
 
-// Spin locks that make accumulates on elements too wide for CPU atomics
-// (long double, complex, MINLOC/MAXLOC pairs) element-wise atomic. An
-// element's stripe depends only on its offset, so every origin updating the
-// same element with the same type takes the same lock.
+// Reader-writer locks that keep accumulates element-wise atomic (MPI-3
+// 11.7.1) while letting large ones run as plain loops. Every accumulate
+// takes the stripe of each target page it touches: shared when it updates
+// elements with CPU atomics (small updates of word-sized types), exclusive
+// when it uses plain loads and stores (large updates, and types too wide
+// for CPU atomics: long double, complex, MINLOC/MAXLOC pairs). So a plain
+// update never overlaps any other update of the same element, and atomic
+// updates only overlap each other.
 inline constexpr int kStripes = 256;
+inline constexpr int kStripePageShift = 12;  // one stripe per 4 KiB page
+inline constexpr MPI_Aint kStripePage = MPI_Aint{1} << kStripePageShift;
 
 // The start of every rank's shared segment. Then come one post counter per
 // window rank (PSCW: how often that rank has posted to this one), then

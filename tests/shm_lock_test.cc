@@ -99,5 +99,34 @@ TEST(ShmLockTest, ExclusiveOnDifferentTargetsDoNotBlockEachOther) {
   EXPECT_EQ(all.all.load(), 0u);
 }
 
+TEST(ShmLockTest, StripeWritersExcludeEveryoneReadersShare) {
+  std::atomic<uint32_t> stripe{0};
+  long plain = 0;                // written only under the exclusive stripe
+  std::atomic<long> atomic{0};   // updated atomically under the shared one
+  std::atomic<int> writers{0};
+  std::atomic<bool> overlap{false};
+  RunThreads([&](int id) {
+    for (int i = 0; i < kRounds / 4; ++i) {
+      if (id % 2 == 0) {
+        AcquireStripeExclusive(stripe);
+        if (writers.fetch_add(1) != 0) overlap = true;
+        plain = plain + 1;
+        atomic.store(atomic.load() + 1);  // a plain read-modify-write
+        writers.fetch_sub(1);
+        ReleaseStripeExclusive(stripe);
+      } else {
+        AcquireStripeShared(stripe);
+        if (writers.load() != 0) overlap = true;
+        atomic.fetch_add(1);
+        ReleaseStripeShared(stripe);
+      }
+    }
+  });
+  EXPECT_FALSE(overlap.load());
+  EXPECT_EQ(plain, long{kThreads / 2} * (kRounds / 4));
+  EXPECT_EQ(atomic.load(), long{kThreads} * (kRounds / 4));
+  EXPECT_EQ(stripe.load(), 0u);
+}
+
 }  // namespace
 }  // namespace rmashim
