@@ -36,9 +36,8 @@ class StripeGuard {
   bool exclusive_;
 };
 
-// Applies `e` to `n` target elements at byte `offset` of target `t`, page
-// by page. Under the origin's exclusive MPI lock nobody else can touch the
-// target, so no stripe is needed.
+}  // namespace
+
 void ApplyRun(const ElementOp& e, bool exclusive, const Target& t,
               MPI_Aint offset, const std::byte* origin, std::byte* result,
               size_t n) {
@@ -61,6 +60,8 @@ void ApplyRun(const ElementOp& e, bool exclusive, const Target& t,
     offset += chunk * e.extent;
   }
 }
+
+namespace {
 
 // Argument, epoch and range checks shared by the family; kPassThrough for
 // targets the shim does not serve directly.

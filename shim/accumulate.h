@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include "shim/element_ops.h"
 #include "shim/window.h"
 
 namespace rmashim {
@@ -28,6 +29,15 @@ struct AccumulateCall {
 // Outcome of trying the direct path: done (rc holds the MPI error code, 0
 // on success) or the call must go to MPI.
 enum class Route { kDone, kPassThrough };
+
+// Applies `e` (element_ops.h) to `n` elements at byte `offset` of node-local
+// target `t`, page by page under the stripe protocol of window.h (kStripes).
+// `origin` and `result` are packed. With `exclusive` (the caller holds an
+// exclusive lock on the target) no stripe is taken. Shared by the MPI
+// wrappers and DART, so both agree on how an element is updated.
+void ApplyRun(const ElementOp& e, bool exclusive, const Target& t,
+              MPI_Aint offset, const std::byte* origin, std::byte* result,
+              size_t n);
 
 // Accumulate / Get_accumulate (result != nullptr).
 Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& call, int* rc);
