@@ -14,11 +14,11 @@ void Backoff::Wait() {
   }
 }
 
-void AcquireShared(LockWords& target) {
+bool AcquireShared(LockWords& target) {
   Backoff backoff;
   while (true) {
     const uint64_t seen = target.lock.fetch_add(1, std::memory_order_acquire);
-    if ((seen & kExclusiveBit) == 0) return;
+    if ((seen & kExclusiveBit) == 0) return backoff.waited();
     target.lock.fetch_sub(1, std::memory_order_relaxed);
     do {
       backoff.Wait();
@@ -30,7 +30,7 @@ void ReleaseShared(LockWords& target) {
   target.lock.fetch_sub(1, std::memory_order_release);
 }
 
-void AcquireExclusive(LockWords& all_owner, LockWords& target) {
+bool AcquireExclusive(LockWords& all_owner, LockWords& target) {
   Backoff backoff;
   while (true) {
     const uint64_t all =
@@ -40,7 +40,7 @@ void AcquireExclusive(LockWords& all_owner, LockWords& target) {
       if (target.lock.compare_exchange_strong(expected, kExclusiveBit,
                                               std::memory_order_acquire,
                                               std::memory_order_relaxed)) {
-        return;
+        return backoff.waited();
       }
     }
     all_owner.all.fetch_sub(kWriterUnit, std::memory_order_relaxed);
@@ -53,11 +53,11 @@ void ReleaseExclusive(LockWords& all_owner, LockWords& target) {
   all_owner.all.fetch_sub(kWriterUnit, std::memory_order_release);
 }
 
-void AcquireAll(LockWords& all_owner) {
+bool AcquireAll(LockWords& all_owner) {
   Backoff backoff;
   while (true) {
     const uint64_t all = all_owner.all.fetch_add(1, std::memory_order_acquire);
-    if ((all & ~kReaderMask) == 0) return;
+    if ((all & ~kReaderMask) == 0) return backoff.waited();
     all_owner.all.fetch_sub(1, std::memory_order_relaxed);
     do {
       backoff.Wait();

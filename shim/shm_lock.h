@@ -43,16 +43,18 @@ inline constexpr uint64_t kReaderMask = kWriterUnit - 1;    // `all` low half
 class Backoff {
  public:
   void Wait();
+  bool waited() const { return round_ != 0; }
 
  private:
   uint32_t round_ = 0;
 };
 
-void AcquireShared(LockWords& target);
+// The Acquire functions return true when they had to wait (contention).
+bool AcquireShared(LockWords& target);
 void ReleaseShared(LockWords& target);
-void AcquireExclusive(LockWords& all_owner, LockWords& target);
+bool AcquireExclusive(LockWords& all_owner, LockWords& target);
 void ReleaseExclusive(LockWords& all_owner, LockWords& target);
-void AcquireAll(LockWords& all_owner);
+bool AcquireAll(LockWords& all_owner);
 void ReleaseAll(LockWords& all_owner);
 
 // Reader-writer spin lock on one shared word (the accumulate stripes): the

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <vector>
 
+#include "shim/profile.h"
 #include "shim/shm_lock.h"
 
 namespace rmashim {
@@ -116,6 +117,13 @@ class ManagedWindow {
   int rank() const { return rank_; }
   int comm_size() const { return static_cast<int>(targets_.size()); }
   const Target& target(int rank) const { return targets_[rank]; }
+  Reach reach(int rank) const {
+    return rank == rank_ ? Reach::kSelf
+                         : targets_[rank].node_local() ? Reach::kNode
+                                                       : Reach::kRemote;
+  }
+  // The profile record (profile.h); nullptr when profiling is off.
+  WindowProfile* profile = nullptr;
 
   // Locks live in shared memory only when every rank is on this node; a
   // window spanning nodes keeps MPI's own lock so remote origins are
@@ -180,6 +188,11 @@ class ManagedWindow {
   int node_size_ = 1;
   std::vector<Target> targets_;
 };
+
+// The profile record of any window, managed (`w`) or not.
+inline WindowProfile* ProfileOf(MPI_Win win, const ManagedWindow* w) {
+  return w != nullptr ? w->profile : UnmanagedProfile(win);
+}
 
 }  // namespace rmashim
 

@@ -6,6 +6,7 @@
 #include "shim/access.h"
 #include "shim/accumulate.h"
 #include "shim/passthrough.h"
+#include "shim/profile.h"
 #include "shim/runtime.h"
 
 using namespace rmashim;  // NOLINT: wrappers below only forward
@@ -14,26 +15,53 @@ namespace {
 
 // Runs `direct` on a managed window; on kPassThrough (or an unmanaged
 // window) runs `mpi` with the MPI window to use.
+// What a call is, for the profile.
+struct Profiled {
+  OpKind kind;
+  int count;
+  MPI_Datatype type;
+};
+
 template <typename Direct, typename Mpi>
-int Dispatch(MPI_Win win, int target, MPI_Request* request, Direct direct,
-             Mpi mpi) {
+int Dispatch(MPI_Win win, int target, MPI_Request* request, Profiled what,
+             Direct direct, Mpi mpi) {
   ManagedWindow* w = FindManaged(win);
-  if (w == nullptr) return mpi(win);
+  if (w == nullptr) {
+    CountUnmanagedOp(win, what.kind, target, what.count, what.type);
+    return mpi(win);
+  }
   if (request != nullptr && !InPassiveEpoch(*w)) {
     return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);  // MPI-3 11.3.5
   }
   int rc = MPI_SUCCESS;
+  const bool counted = w->profile != nullptr && target >= 0 &&
+                       target < w->comm_size();
   if (direct(*w, &rc) == Route::kDone) {
+    if (rc == MPI_SUCCESS && counted) {
+      CountOp(w->profile, what.kind, w->reach(target), what.count, what.type);
+    }
     if (request != nullptr && rc == MPI_SUCCESS) *request = kCompletedRequest;
     return RaiseOnWindow(win, rc);
+  }
+  if (counted) {
+    CountOp(w->profile, what.kind, w->reach(target), what.count, what.type);
+    if (w->target(target).node_local()) {
+      CountFallback(w->profile, !w->locks_in_shm() ? Fallback::kMultiNodeWindow
+                                : w->flavor() == Flavor::kCreate
+                                    ? Fallback::kCreateAccumulate
+                                    : Fallback::kDatatype);
+    }
   }
   const MPI_Win used = PassThroughWin(*w, target);
   return Forwarded(*w, used, mpi(used));
 }
 
 int Accumulate(const AccumulateCall& c, MPI_Win win, MPI_Request* request) {
+  const bool fetching = c.result != nullptr;
+  const OpKind kind = request ? (fetching ? OpKind::kRgetAccumulate : OpKind::kRaccumulate)
+                              : (fetching ? OpKind::kGetAccumulate : OpKind::kAccumulate);
   return Dispatch(
-      win, c.target, request,
+      win, c.target, request, {kind, c.target_count, c.target_type},
       [&](ManagedWindow& w, int* rc) { return AccumulateDirect(w, c, rc); },
       [&](MPI_Win used) {
         if (c.result == nullptr) {
@@ -111,7 +139,7 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr,
                      MPI_Datatype datatype, int target_rank,
                      MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
   return Dispatch(
-      win, target_rank, nullptr,
+      win, target_rank, nullptr, {OpKind::kFetchAndOp, 1, datatype},
       [&](ManagedWindow& w, int* rc) {
         return FetchAndOpDirect(w, origin_addr, result_addr, datatype,
                                 target_rank, target_disp, op, rc);
@@ -126,7 +154,7 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
                          void* result_addr, MPI_Datatype datatype,
                          int target_rank, MPI_Aint target_disp, MPI_Win win) {
   return Dispatch(
-      win, target_rank, nullptr,
+      win, target_rank, nullptr, {OpKind::kCompareAndSwap, 1, datatype},
       [&](ManagedWindow& w, int* rc) {
         return CompareAndSwapDirect(w, origin_addr, compare_addr, result_addr,
                                     datatype, target_rank, target_disp, rc);

@@ -36,6 +36,7 @@ extern "C" {
 
 int MPI_Win_fence(int assert, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kFence);
   if (w == nullptr) return PMPI_Win_fence(assert, win);
   if (!w->may_start_epoch()) return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
   return w->locks_in_shm() ? RaiseOnWindow(win, ShmFence(*w, assert))
@@ -44,6 +45,7 @@ int MPI_Win_fence(int assert, MPI_Win win) {
 
 int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kStart);
   if (w == nullptr) return PMPI_Win_start(group, assert, win);
   if (!w->may_start_epoch()) return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
   if (w->locks_in_shm()) {
@@ -56,6 +58,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
 
 int MPI_Win_complete(MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kComplete);
   if (w == nullptr) return PMPI_Win_complete(win);
   if (w->locks_in_shm()) return RaiseOnWindow(win, ShmComplete(*w));
   const int rc = PMPI_Win_complete(win);
@@ -65,6 +68,7 @@ int MPI_Win_complete(MPI_Win win) {
 
 int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kPost);
   if (w == nullptr || !w->locks_in_shm()) {
     return PMPI_Win_post(group, assert, win);
   }
@@ -73,12 +77,14 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
 
 int MPI_Win_wait(MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kWait);
   if (w == nullptr || !w->locks_in_shm()) return PMPI_Win_wait(win);
   return RaiseOnWindow(win, ShmWait(*w));
 }
 
 int MPI_Win_test(MPI_Win win, int* flag) {
   ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kTest);
   if (w == nullptr || !w->locks_in_shm()) return PMPI_Win_test(win, flag);
   return RaiseOnWindow(win, ShmTest(*w, flag));
 }

@@ -7,6 +7,7 @@
 #include "shim/cross_memory.h"
 #include "shim/datatype.h"
 #include "shim/passthrough.h"
+#include "shim/profile.h"
 #include "shim/runtime.h"
 #include "shim/window.h"
 
@@ -76,6 +77,9 @@ bool TryDirect(ManagedWindow& w, const Transfer& x, int* rc) {
 
 // MPI_Put, MPI_Get, and with `request` their request-based forms.
 int PutOrGet(MPI_Win win, const Transfer& x, MPI_Request* request) {
+  const OpKind kind = x.dir == Direction::kPut
+                          ? (request ? OpKind::kRput : OpKind::kPut)
+                          : (request ? OpKind::kRget : OpKind::kGet);
   ManagedWindow* w = FindManaged(win);
   MPI_Win used = win;
   if (w != nullptr) {
@@ -84,10 +88,26 @@ int PutOrGet(MPI_Win win, const Transfer& x, MPI_Request* request) {
       return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);  // MPI-3 11.3.5
     }
     if (TryDirect(*w, x, &rc)) {
-      if (request != nullptr && rc == MPI_SUCCESS) *request = kCompletedRequest;
+      if (rc == MPI_SUCCESS && x.target != MPI_PROC_NULL) {
+        CountOp(w->profile, kind, w->reach(x.target), x.origin_count,
+                x.origin_type);
+        if (request != nullptr) *request = kCompletedRequest;
+      }
       return RaiseOnWindow(win, rc);
     }
+    if (w->profile != nullptr) {
+      CountOp(w->profile, kind, w->reach(x.target), x.origin_count,
+              x.origin_type);
+      // Node-local yet passed through: a PSCW epoch on a multi-node window,
+      // or a cross-memory layout the shim does not flatten.
+      if (w->target(x.target).node_local()) {
+        CountFallback(w->profile, w->locks_in_shm() ? Fallback::kDatatype
+                                                    : Fallback::kMultiNodeWindow);
+      }
+    }
     used = PassThroughWin(*w, x.target);
+  } else {
+    CountUnmanagedOp(win, kind, x.target, x.origin_count, x.origin_type);
   }
   int rc;
   if (x.dir == Direction::kPut) {

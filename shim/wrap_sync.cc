@@ -96,11 +96,11 @@ int Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
     const int rc = PMPI_Win_lock(lock_type, rank, assert, w.app_win());
     if (rc != MPI_SUCCESS) return rc;
   } else if (!nocheck) {
-    if (lock_type == MPI_LOCK_SHARED) {
-      AcquireShared(w.lock_words(rank));
-    } else {
-      AcquireExclusive(w.all_lock_words(), w.lock_words(rank));
-    }
+    const bool waited =
+        lock_type == MPI_LOCK_SHARED
+            ? AcquireShared(w.lock_words(rank))
+            : AcquireExclusive(w.all_lock_words(), w.lock_words(rank));
+    if (waited && w.profile != nullptr) Bump(w.profile->contended_locks, 1);
   }
   StateGuard guard(w.state_mutex);  // taken after spinning, never during
   TargetLockState& state = w.locks[rank];
@@ -156,8 +156,9 @@ int LockAll(ManagedWindow& w, int assert) {
   if (!w.locks_in_shm()) {
     const int rc = PMPI_Win_lock_all(assert, w.app_win());
     if (rc != MPI_SUCCESS) return rc;
-  } else if (!w.lock_all_nocheck) {
-    AcquireAll(w.all_lock_words());
+  } else if (!w.lock_all_nocheck && AcquireAll(w.all_lock_words()) &&
+             w.profile != nullptr) {
+    Bump(w.profile->contended_locks, 1);
   }
   w.epoch = AccessEpoch::kLockAll;
   return MPI_SUCCESS;
@@ -191,49 +192,58 @@ extern "C" {
 
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kLock);
   return w ? Lock(*w, lock_type, rank, assert)
            : PMPI_Win_lock(lock_type, rank, assert, win);
 }
 
 int MPI_Win_unlock(int rank, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kUnlock);
   return w ? Unlock(*w, rank) : PMPI_Win_unlock(rank, win);
 }
 
 int MPI_Win_lock_all(int assert, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kLockAll);
   return w ? LockAll(*w, assert) : PMPI_Win_lock_all(assert, win);
 }
 
 int MPI_Win_unlock_all(MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kUnlockAll);
   return w ? UnlockAll(*w) : PMPI_Win_unlock_all(win);
 }
 
 int MPI_Win_flush(int rank, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kFlush);
   return w ? FlushTarget(*w, rank, PMPI_Win_flush) : PMPI_Win_flush(rank, win);
 }
 
 int MPI_Win_flush_local(int rank, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kFlushLocal);
   return w ? FlushTarget(*w, rank, PMPI_Win_flush_local)
            : PMPI_Win_flush_local(rank, win);
 }
 
 int MPI_Win_flush_all(MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kFlushAll);
   return w ? FlushAllTargets(*w, PMPI_Win_flush_all) : PMPI_Win_flush_all(win);
 }
 
 int MPI_Win_flush_local_all(MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kFlushLocalAll);
   return w ? FlushAllTargets(*w, PMPI_Win_flush_local_all)
            : PMPI_Win_flush_local_all(win);
 }
 
 int MPI_Win_sync(MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kSync);
   if (w == nullptr) return PMPI_Win_sync(win);
   PublishDirectCopies();  // the window is unified: a fence is all it takes
   return w->locks_in_shm() ? MPI_SUCCESS : PMPI_Win_sync(win);

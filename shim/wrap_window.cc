@@ -27,8 +27,13 @@ bool InfoOptsOut(MPI_Info info) {
 template <typename Create>
 int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm,
                    MPI_Win* win, Create create) {
+  const char* flavor_name = flavor == Flavor::kShared ? "shared" : "create";
   const int rc = create();
-  if (rc != MPI_SUCCESS || !runtime().enabled() || InfoOptsOut(info)) return rc;
+  if (rc != MPI_SUCCESS) return rc;
+  if (!runtime().enabled() || InfoOptsOut(info)) {
+    g_profiler.Open(*win, comm, flavor_name, false);
+    return rc;
+  }
   void* base = nullptr;
   MPI_Aint* size = nullptr;
   int* disp_unit = nullptr;
@@ -50,7 +55,10 @@ int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm,
   }
   if (w != nullptr && !runtime().windows().Insert(*win, w)) {
     std::fprintf(stderr, "rmashim: too many managed windows\n");
+    w = nullptr;  // stays alive, unused: freeing it here is not collective
   }
+  WindowProfile* profile = g_profiler.Open(*win, comm, flavor_name, w != nullptr);
+  if (w != nullptr) w->profile = profile;
   return MPI_SUCCESS;
 }
 
@@ -69,7 +77,9 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
   if (!runtime().enabled() || InfoOptsOut(info) || size < 0 ||
       disp_unit <= 0 || comm == MPI_COMM_NULL || baseptr == nullptr ||
       win == nullptr) {
-    return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+    const int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+    if (rc == MPI_SUCCESS) g_profiler.Open(*win, comm, "allocate", false);
+    return rc;
   }
   ManagedWindow* w = nullptr;
   const int rc =
@@ -81,7 +91,23 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
     return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
   }
   *win = w->app_win();
+  w->profile = g_profiler.Open(*win, comm, "allocate", true);
   return MPI_SUCCESS;
+}
+
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
+  const int rc = PMPI_Win_create_dynamic(info, comm, win);
+  if (rc == MPI_SUCCESS) g_profiler.Open(*win, comm, "dynamic", false);
+  return rc;
+}
+
+int MPI_Win_set_name(MPI_Win win, const char* name) {
+  const int rc = PMPI_Win_set_name(win, name);
+  WindowProfile* p = ProfileOf(win, FindManaged(win));
+  if (rc == MPI_SUCCESS && p != nullptr) {
+    std::snprintf(p->name, sizeof(p->name), "%s", name);
+  }
+  return rc;
 }
 
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
@@ -100,6 +126,7 @@ int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info,
 
 int MPI_Win_free(MPI_Win* win) {
   ManagedWindow* w = win ? FindManaged(*win) : nullptr;
+  if (win != nullptr) g_profiler.Close(*win);
   if (w == nullptr) return PMPI_Win_free(win);
   if (w->epoch != AccessEpoch::kNone && w->epoch != AccessEpoch::kFence) {
     return RaiseOnWindow(*win, MPI_ERR_RMA_SYNC);

@@ -1,0 +1,334 @@
+#include "shim/profile.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <utility>
+
+#include "shim/datatype.h"
+
+namespace rmashim {
+
+Profiler g_profiler;
+
+const char* Name(OpKind k) {
+  static const char* const kNames[] = {
+      "put", "get", "accumulate", "get_accumulate", "fetch_and_op",
+      "compare_and_swap", "rput", "rget", "raccumulate", "rget_accumulate"};
+  return kNames[int(k)];
+}
+const char* Name(Reach r) {
+  static const char* const kNames[] = {"self", "node", "remote"};
+  return kNames[int(r)];
+}
+const char* Name(SyncKind k) {
+  static const char* const kNames[] = {
+      "lock", "unlock", "lock_all", "unlock_all", "flush", "flush_local",
+      "flush_all", "flush_local_all", "sync", "fence", "post", "start",
+      "complete", "wait", "test"};
+  return kNames[int(k)];
+}
+const char* Name(Fallback f) {
+  static const char* const kNames[] = {
+      "unmanaged flavor (dynamic window)", "opted out (info key or RMASHIM_DISABLE)",
+      "window spans nodes (accumulate/PSCW rule)",
+      "accumulate on MPI_Win_create memory", "datatype not flattened"};
+  return kNames[int(f)];
+}
+
+uint64_t PayloadBytes(int count, MPI_Datatype type) {
+  if (count <= 0) return 0;
+  if (IsBuiltinType(type)) return uint64_t(count) * BuiltinTypeSize(type);
+  int size = 0;
+  if (type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS) {
+    return 0;
+  }
+  return uint64_t(count) * uint64_t(size);
+}
+
+void CountUnmanagedOp(MPI_Win win, OpKind kind, int target, int count,
+                      MPI_Datatype type) {
+  WindowProfile* p = UnmanagedProfile(win);
+  if (p == nullptr || target == MPI_PROC_NULL) return;
+  const Reach reach = g_profiler.ReachOf(win, target);
+  CountOp(p, kind, reach, count, type);
+  if (reach != Reach::kRemote) {
+    CountFallback(p, std::strcmp(p->flavor, "dynamic") == 0
+                         ? Fallback::kUnmanagedFlavor
+                         : Fallback::kOptedOut);
+  }
+}
+
+void Profiler::Start(bool thread_multiple) {
+  const char* value = std::getenv("RMASHIM_PROFILE");
+  on_ = value != nullptr && *value != '\0' && std::strcmp(value, "0") != 0;
+  thread_multiple_ = thread_multiple;
+  if (on_ && std::strcmp(value, "1") != 0) json_path_ = value;
+}
+
+WindowProfile* Profiler::Open(MPI_Win win, MPI_Comm comm, const char* flavor,
+                              bool managed) {
+  if (!on_) return nullptr;
+  int rank = 0, size = 0, zero = 0, owner = 0;
+  PMPI_Comm_rank(comm, &rank);
+  PMPI_Comm_size(comm, &size);
+  MPI_Group group, world;
+  PMPI_Comm_group(comm, &group);
+  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  PMPI_Group_translate_ranks(group, 1, &zero, world, &owner);
+  // Which window ranks share this node (for unmanaged windows' reach).
+  MPI_Comm node;
+  MPI_Group node_group;
+  PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  PMPI_Comm_group(node, &node_group);
+  std::vector<int> ranks(size), in_node(size);
+  for (int r = 0; r < size; ++r) ranks[r] = r;
+  PMPI_Group_translate_ranks(group, size, ranks.data(), node_group,
+                             in_node.data());
+  PMPI_Group_free(&node_group);
+  PMPI_Comm_free(&node);
+  PMPI_Group_free(&group);
+  PMPI_Group_free(&world);
+  int sequence = 0;
+  PMPI_Allreduce(&next_sequence_, &sequence, 1, MPI_INT, MPI_MAX, comm);
+
+  std::lock_guard<std::mutex> lock(mutex_);
+  next_sequence_ = sequence + 1;
+  WindowProfile& p = records_.emplace_back();
+  p.owner = owner;
+  p.sequence = sequence;
+  p.ranks = size;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &p.world_rank);
+  std::snprintf(p.flavor, sizeof(p.flavor), "%s", flavor);
+  p.managed = managed;
+  Live live{&p, std::vector<uint8_t>(size), rank};
+  for (int r = 0; r < size; ++r) live.node_local[r] = in_node[r] != MPI_UNDEFINED;
+  live_[win] = std::move(live);
+  return &p;
+}
+
+WindowProfile* Profiler::Find(MPI_Win win) {
+  if (!on_) return nullptr;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = live_.find(win);
+  return it == live_.end() ? nullptr : it->second.record;
+}
+
+Reach Profiler::ReachOf(MPI_Win win, int target) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = live_.find(win);
+  if (it == live_.end() || target < 0 ||
+      target >= int(it->second.node_local.size())) {
+    return Reach::kRemote;
+  }
+  if (target == it->second.rank) return Reach::kSelf;
+  return it->second.node_local[target] ? Reach::kNode : Reach::kRemote;
+}
+
+void Profiler::Close(MPI_Win win) {
+  if (!on_) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  live_.erase(win);
+}
+
+namespace {
+
+struct Stat {
+  double sum = 0, min = 0, max = 0;
+  void Add(double v, bool first) {
+    sum += v;
+    min = first ? v : std::min(min, v);
+    max = first ? v : std::max(max, v);
+  }
+};
+
+// One window, merged over the ranks that took part.
+struct Merged {
+  const WindowProfile* meta = nullptr;
+  int ranks_seen = 0;
+  Stat ops[int(OpKind::kCount)][int(Reach::kCount)][2];  // count, bytes
+  Stat sync_calls[int(SyncKind::kCount)], sync_seconds[int(SyncKind::kCount)];
+  Stat contended;
+  Stat fallbacks[int(Fallback::kCount)];
+  int busiest_rank = -1;
+  uint64_t busiest_ops = 0;
+
+  void Add(const WindowProfile& p) {
+    const bool first = ranks_seen++ == 0;
+    if (first) meta = &p;
+    uint64_t total = 0;
+    for (int k = 0; k < int(OpKind::kCount); ++k) {
+      for (int r = 0; r < int(Reach::kCount); ++r) {
+        ops[k][r][0].Add(double(p.ops[k][r].count), first);
+        ops[k][r][1].Add(double(p.ops[k][r].bytes), first);
+        total += p.ops[k][r].count;
+      }
+    }
+    for (int s = 0; s < int(SyncKind::kCount); ++s) {
+      sync_calls[s].Add(double(p.sync[s].calls), first);
+      sync_seconds[s].Add(p.sync[s].seconds, first);
+    }
+    contended.Add(double(p.contended_locks), first);
+    for (int f = 0; f < int(Fallback::kCount); ++f) {
+      fallbacks[f].Add(double(p.fallbacks[f]), first);
+    }
+    if (busiest_rank < 0 || total > busiest_ops) {
+      busiest_rank = p.world_rank;
+      busiest_ops = total;
+    }
+  }
+  std::string Title() const {
+    char buf[160];
+    std::snprintf(buf, sizeof(buf), "window %d.%d%s%s%s (%s, %s, %d ranks)",
+                  meta->owner, meta->sequence, meta->name[0] ? " \"" : "",
+                  meta->name, meta->name[0] ? "\"" : "", meta->flavor,
+                  meta->managed ? "managed" : "passed to MPI", meta->ranks);
+    return buf;
+  }
+};
+
+std::string Human(double v) {
+  char buf[32];
+  const char* units[] = {"", "K", "M", "G", "T"};
+  int u = 0;
+  while (v >= 10000 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  std::snprintf(buf, sizeof(buf), u ? "%.1f%s" : "%.0f%s", v, units[u]);
+  return buf;
+}
+
+void PrintText(const std::vector<Merged>& windows, int world_size) {
+  FILE* out = stderr;
+  std::fprintf(out, "== rmashim profile: %zu windows, %d ranks "
+                    "(counts summed over ranks) ==\n",
+               windows.size(), world_size);
+  for (const Merged& m : windows) {
+    std::fprintf(out, "\n%s\n", m.Title().c_str());
+    std::fprintf(out, "  %-17s %10s %9s %10s %9s %10s %9s\n", "operation",
+                 "self ops", "bytes", "node ops", "bytes", "remote ops", "bytes");
+    for (int k = 0; k < int(OpKind::kCount); ++k) {
+      double any = 0;
+      for (int r = 0; r < int(Reach::kCount); ++r) any += m.ops[k][r][0].sum;
+      if (any == 0) continue;
+      std::fprintf(out, "  %-17s", Name(OpKind(k)));
+      for (int r = 0; r < int(Reach::kCount); ++r) {
+        std::fprintf(out, " %10s %9s", Human(m.ops[k][r][0].sum).c_str(),
+                     Human(m.ops[k][r][1].sum).c_str());
+      }
+      std::fprintf(out, "\n");
+    }
+    std::fprintf(out, "  %-17s %10s %12s %14s %14s\n", "synchronization",
+                 "calls", "total ms", "max rank ms", "mean us/call");
+    for (int s = 0; s < int(SyncKind::kCount); ++s) {
+      const double calls = m.sync_calls[s].sum;
+      if (calls == 0) continue;
+      std::fprintf(out, "  %-17s %10s %12.3f %14.3f %14.3f\n",
+                   Name(SyncKind(s)), Human(calls).c_str(),
+                   m.sync_seconds[s].sum * 1e3, m.sync_seconds[s].max * 1e3,
+                   m.sync_seconds[s].sum * 1e6 / calls);
+    }
+    if (m.contended.sum > 0) {
+      std::fprintf(out, "  lock acquisitions that waited: %s (max %s on one rank)\n",
+                   Human(m.contended.sum).c_str(), Human(m.contended.max).c_str());
+    }
+    for (int f = 0; f < int(Fallback::kCount); ++f) {
+      if (m.fallbacks[f].sum == 0) continue;
+      std::fprintf(out, "  fell back to MPI: %-42s %s ops\n", Name(Fallback(f)),
+                   Human(m.fallbacks[f].sum).c_str());
+    }
+    std::fprintf(out, "  busiest rank: %d (%s ops)\n", m.busiest_rank,
+                 Human(double(m.busiest_ops)).c_str());
+  }
+}
+
+void JsonStat(FILE* f, const char* key, const Stat& s, bool last = false) {
+  std::fprintf(f, "\"%s\": {\"sum\": %.9g, \"min\": %.9g, \"max\": %.9g}%s", key,
+               s.sum, s.min, s.max, last ? "" : ", ");
+}
+
+void WriteJson(const std::string& path, const std::vector<Merged>& windows,
+               int world_size) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    std::fprintf(stderr, "rmashim: cannot write profile to %s\n", path.c_str());
+    return;
+  }
+  std::fprintf(f, "{\"schema\": \"rmashim-profile-1\", \"ranks\": %d, \"windows\": [",
+               world_size);
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const Merged& m = windows[i];
+    std::fprintf(f, "%s\n {\"id\": \"%d.%d\", \"name\": \"", i ? "," : "",
+                 m.meta->owner, m.meta->sequence);
+    for (const char* c = m.meta->name; *c; ++c) {
+      if (*c == '"' || *c == '\\') std::fputc('\\', f);
+      if (static_cast<unsigned char>(*c) >= 0x20) std::fputc(*c, f);
+    }
+    std::fprintf(f, "\", \"flavor\": \"%s\", \"managed\": %s, \"ranks\": %d,",
+                 m.meta->flavor, m.meta->managed ? "true" : "false", m.meta->ranks);
+    std::fprintf(f, "\n  \"ops\": {");
+    for (int k = 0; k < int(OpKind::kCount); ++k) {
+      std::fprintf(f, "%s\"%s\": {", k ? ", " : "", Name(OpKind(k)));
+      for (int r = 0; r < int(Reach::kCount); ++r) {
+        std::fprintf(f, "%s\"%s\": {", r ? ", " : "", Name(Reach(r)));
+        JsonStat(f, "count", m.ops[k][r][0]);
+        JsonStat(f, "bytes", m.ops[k][r][1], true);
+        std::fprintf(f, "}");
+      }
+      std::fprintf(f, "}");
+    }
+    std::fprintf(f, "},\n  \"sync\": {");
+    for (int s = 0; s < int(SyncKind::kCount); ++s) {
+      std::fprintf(f, "%s\"%s\": {", s ? ", " : "", Name(SyncKind(s)));
+      JsonStat(f, "calls", m.sync_calls[s]);
+      JsonStat(f, "seconds", m.sync_seconds[s], true);
+      std::fprintf(f, "}");
+    }
+    std::fprintf(f, "},\n  ");
+    JsonStat(f, "contended_locks", m.contended);
+    std::fprintf(f, "\"fallbacks\": {");
+    static const char* const kKeys[] = {"unmanaged_flavor", "opted_out",
+                                        "multi_node_window", "create_accumulate",
+                                        "datatype"};
+    for (int b = 0; b < int(Fallback::kCount); ++b) {
+      JsonStat(f, kKeys[b], m.fallbacks[b], b + 1 == int(Fallback::kCount));
+    }
+    std::fprintf(f, "},\n  \"busiest_rank\": %d, \"busiest_rank_ops\": %llu}",
+                 m.busiest_rank, static_cast<unsigned long long>(m.busiest_ops));
+  }
+  std::fprintf(f, "\n]}\n");
+  std::fclose(f);
+}
+
+}  // namespace
+
+void Profiler::Report() {
+  if (!on_) return;
+  int rank = 0, size = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::vector<WindowProfile> mine(records_.begin(), records_.end());
+  const int bytes = int(mine.size() * sizeof(WindowProfile));
+  std::vector<int> counts(size), displs(size);
+  PMPI_Gather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  int total = 0;
+  for (int r = 0; r < size; ++r) {
+    displs[r] = total;
+    total += counts[r];
+  }
+  std::vector<WindowProfile> all(rank == 0 ? total / sizeof(WindowProfile) : 0);
+  PMPI_Gatherv(mine.data(), bytes, MPI_BYTE, all.data(), counts.data(),
+               displs.data(), MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (rank != 0) return;
+  std::map<std::pair<int, int>, Merged> by_window;
+  for (const WindowProfile& p : all) by_window[{p.owner, p.sequence}].Add(p);
+  std::vector<Merged> windows;
+  for (auto& [key, merged] : by_window) windows.push_back(merged);
+  PrintText(windows, size);
+  if (!json_path_.empty()) WriteJson(json_path_, windows, size);
+}
+
+}  // namespace rmashim

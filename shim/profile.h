@@ -1,0 +1,163 @@
+// The profile: what each window did, by operation and locality, how long
+// synchronization took, and what fell back to MPI and why. Off unless
+// RMASHIM_PROFILE is set; when off, the data paths pay one predictable
+// branch on a null pointer.
+#ifndef RMASHIM_SHIM_PROFILE_H_
+#define RMASHIM_SHIM_PROFILE_H_
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace rmashim {
+
+enum class OpKind : uint8_t {
+  kPut, kGet, kAccumulate, kGetAccumulate, kFetchAndOp, kCompareAndSwap,
+  kRput, kRget, kRaccumulate, kRgetAccumulate, kCount
+};
+enum class Reach : uint8_t { kSelf, kNode, kRemote, kCount };
+enum class SyncKind : uint8_t {
+  kLock, kUnlock, kLockAll, kUnlockAll, kFlush, kFlushLocal, kFlushAll,
+  kFlushLocalAll, kSync, kFence, kPost, kStart, kComplete, kWait, kTest, kCount
+};
+// Why a node-local operation went to MPI instead of shared memory.
+enum class Fallback : uint8_t {
+  kUnmanagedFlavor,     // MPI_Win_create_dynamic
+  kOptedOut,            // info rmashim_managed=false, or RMASHIM_DISABLE
+  kMultiNodeWindow,     // accumulate family / PSCW on a window spanning nodes
+  kCreateAccumulate,    // accumulate on MPI_Win_create memory (not mapped)
+  kDatatype,            // layout the shim does not flatten (darray, ...)
+  kCount
+};
+
+const char* Name(OpKind k);
+const char* Name(Reach r);
+const char* Name(SyncKind k);
+const char* Name(Fallback f);
+
+// One rank's record of one window: plain data, gathered with MPI_BYTE.
+struct WindowProfile {
+  int owner = 0;      // lowest world rank of the window's group
+  int sequence = 0;   // creation order agreed over the window's group
+  int ranks = 0;      // size of the window's group
+  int world_rank = 0;
+  char flavor[12] = {};
+  char name[64] = {};  // MPI_Win_set_name, if any
+  bool managed = false;
+  struct Ops {
+    uint64_t count, bytes;
+  } ops[int(OpKind::kCount)][int(Reach::kCount)] = {};
+  struct Sync {
+    uint64_t calls;
+    double seconds;
+  } sync[int(SyncKind::kCount)] = {};
+  uint64_t contended_locks = 0;  // acquisitions that had to wait
+  uint64_t fallbacks[int(Fallback::kCount)] = {};
+};
+
+class Profiler {
+ public:
+  // Reads RMASHIM_PROFILE: unset or 0 = off, 1 = report, path.json = report
+  // and JSON file. Called from MPI_Init.
+  void Start(bool thread_multiple);
+  bool on() const { return on_; }
+
+  // Collective over `comm` (window creation): a new record for `win`, whose
+  // ranks' node-locality is `node_local` (by window rank).
+  WindowProfile* Open(MPI_Win win, MPI_Comm comm, const char* flavor,
+                      bool managed);
+  // The record of a live window, or nullptr.
+  WindowProfile* Find(MPI_Win win);
+  // Reach of `target` in an unmanaged window's group.
+  Reach ReachOf(MPI_Win win, int target);
+  void Close(MPI_Win win);  // the record stays for the report
+
+  // Collective over MPI_COMM_WORLD, right before MPI_Finalize: aggregates
+  // and prints on rank 0 (stderr), writes JSON if asked.
+  void Report();
+
+  bool thread_multiple() const { return thread_multiple_; }
+
+ private:
+  struct Live {
+    WindowProfile* record;
+    std::vector<uint8_t> node_local;  // by window rank
+    int rank;
+  };
+  bool on_ = false;
+  bool thread_multiple_ = false;
+  std::string json_path_;
+  int next_sequence_ = 0;
+  std::mutex mutex_;
+  std::deque<WindowProfile> records_;  // stable addresses
+  std::unordered_map<MPI_Win, Live> live_;
+};
+
+extern Profiler g_profiler;
+
+// Counting helpers: no-ops on a null record.
+inline void Bump(uint64_t& counter, uint64_t by) {
+  if (g_profiler.thread_multiple()) {
+    std::atomic_ref<uint64_t>(counter).fetch_add(by, std::memory_order_relaxed);
+  } else {
+    counter += by;
+  }
+}
+inline void CountOp(WindowProfile* p, OpKind kind, Reach reach,
+                    uint64_t bytes) {
+  if (p == nullptr) return;
+  WindowProfile::Ops& ops = p->ops[int(kind)][int(reach)];
+  Bump(ops.count, 1);
+  Bump(ops.bytes, bytes);
+}
+inline void CountFallback(WindowProfile* p, Fallback why) {
+  if (p != nullptr) Bump(p->fallbacks[int(why)], 1);
+}
+
+// Bytes of `count` x `type` (0 for invalid input).
+uint64_t PayloadBytes(int count, MPI_Datatype type);
+
+// Counts one operation of `count` x `type` (bytes computed only when
+// profiling).
+inline void CountOp(WindowProfile* p, OpKind kind, Reach reach, int count,
+                    MPI_Datatype type) {
+  if (p != nullptr) CountOp(p, kind, reach, PayloadBytes(count, type));
+}
+
+// The same for a window the shim does not manage: node-local operations on
+// it are counted as fallbacks too.
+void CountUnmanagedOp(MPI_Win win, OpKind kind, int target, int count,
+                      MPI_Datatype type);
+inline WindowProfile* UnmanagedProfile(MPI_Win win) {
+  return g_profiler.on() ? g_profiler.Find(win) : nullptr;
+}
+
+// Times one synchronization call into the window's record.
+class SyncTimer {
+ public:
+  SyncTimer(WindowProfile* p, SyncKind kind)
+      : p_(p), kind_(kind), start_(p ? PMPI_Wtime() : 0) {}
+  ~SyncTimer() {
+    if (p_ == nullptr) return;
+    WindowProfile::Sync& s = p_->sync[int(kind_)];
+    Bump(s.calls, 1);
+    s.seconds += PMPI_Wtime() - start_;  // racy under threads: a statistic
+  }
+  SyncTimer(const SyncTimer&) = delete;
+  SyncTimer& operator=(const SyncTimer&) = delete;
+
+ private:
+  WindowProfile* p_;
+  SyncKind kind_;
+  double start_;
+};
+
+}  // namespace rmashim
+
+#endif  // RMASHIM_SHIM_PROFILE_H_
