@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Checks the profile JSON of profile_counts.c: schema and exact counts.
+
+usage: check_profile.py PROFILE.json RANKS LAYOUT
+LAYOUT is how the run split ranks over simulated nodes (tests/run_mpi.sh).
+"""
+import json
+import sys
+
+K_PUTS, K_GETS, K_ACCS, K_OPTOUT_PUTS, K_LOCKS = 3, 2, 5, 4, 2
+OPS = ["put", "get", "accumulate", "get_accumulate", "fetch_and_op",
+       "compare_and_swap", "rput", "rget", "raccumulate", "rget_accumulate"]
+REACHES = ["self", "node", "remote"]
+SYNCS = ["lock", "unlock", "lock_all", "unlock_all", "flush", "flush_local",
+         "flush_all", "flush_local_all", "sync", "fence", "post", "start",
+         "complete", "wait", "test"]
+FALLBACKS = ["unmanaged_flavor", "opted_out", "multi_node_window",
+             "create_accumulate", "datatype"]
+
+
+def node_of(rank, ranks, layout):
+    if layout == "node":
+        return 0
+    if layout == "oddeven":
+        return rank % 2
+    if layout == "cliques2":  # MPICH: two blocks of consecutive ranks
+        return 0 if rank < (ranks + 1) // 2 else 1
+    raise ValueError(layout)
+
+
+def reach(origin, target, ranks, layout):
+    if origin == target:
+        return "self"
+    same = node_of(origin, ranks, layout) == node_of(target, ranks, layout)
+    return "node" if same else "remote"
+
+
+def check_stat(stat, where):
+    assert set(stat) == {"sum", "min", "max"}, where
+    assert stat["min"] <= stat["max"] <= stat["sum"] or stat["sum"] == 0, where
+
+
+def check_schema(doc):
+    assert doc["schema"] == "rmashim-profile-1"
+    for w in doc["windows"]:
+        for key in ["id", "name", "flavor", "managed", "ranks", "ops", "sync",
+                    "contended_locks", "fallbacks", "busiest_rank",
+                    "busiest_rank_ops"]:
+            assert key in w, key
+        assert set(w["ops"]) == set(OPS)
+        for op in OPS:
+            assert set(w["ops"][op]) == set(REACHES)
+            for r in REACHES:
+                check_stat(w["ops"][op][r]["count"], (op, r))
+                check_stat(w["ops"][op][r]["bytes"], (op, r))
+        assert set(w["sync"]) == set(SYNCS)
+        assert set(w["fallbacks"]) == set(FALLBACKS)
+
+
+def expect_counts(ranks, layout):
+    """Expected (op, reach) -> count sums over ranks for window "counts"."""
+    want = {}
+    def add(op, origin, target, n):
+        key = (op, reach(origin, target, ranks, layout))
+        want[key] = want.get(key, 0) + n
+    for o in range(ranks):
+        for t in range(ranks):
+            add("put", o, t, K_PUTS)
+            add("get", o, t, K_GETS)
+            add("fetch_and_op", o, t, 1)
+        add("accumulate", o, 0, K_ACCS)
+        add("compare_and_swap", o, o, 1)
+    return want
+
+
+def main():
+    path, ranks, layout = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    doc = json.load(open(path))
+    check_schema(doc)
+    assert doc["ranks"] == ranks
+    by_name = {w["name"]: w for w in doc["windows"]}
+    assert set(by_name) == {"counts", "optout"}, by_name.keys()
+
+    counts = by_name["counts"]
+    assert counts["managed"] and counts["flavor"] == "allocate"
+    assert counts["ranks"] == ranks
+    want = expect_counts(ranks, layout)
+    for op in OPS:
+        for r in REACHES:
+            got = counts["ops"][op][r]
+            n = want.get((op, r), 0)
+            assert got["count"]["sum"] == n, (op, r, got, n)
+            assert got["bytes"]["sum"] == 8 * n, (op, r, got, n)
+    sync = counts["sync"]
+    assert sync["lock"]["calls"]["sum"] == K_LOCKS * ranks
+    assert sync["unlock"]["calls"]["sum"] == K_LOCKS * ranks
+    assert sync["lock_all"]["calls"]["sum"] == ranks
+    assert sync["flush_all"]["calls"]["sum"] == ranks
+    assert sync["lock"]["calls"]["min"] == sync["lock"]["calls"]["max"] == K_LOCKS
+    # On windows spanning nodes the accumulate family goes to MPI: every
+    # node-local one is a fallback.
+    if layout == "node":
+        assert counts["fallbacks"]["multi_node_window"]["sum"] == 0
+    else:
+        node_local = sum(n for (op, r), n in want.items()
+                         if op in ("accumulate", "fetch_and_op", "compare_and_swap")
+                         and r != "remote")
+        assert counts["fallbacks"]["multi_node_window"]["sum"] == node_local
+
+    optout = by_name["optout"]
+    assert not optout["managed"]
+    assert optout["ops"]["put"]["self"]["count"]["sum"] == K_OPTOUT_PUTS * ranks
+    assert optout["fallbacks"]["opted_out"]["sum"] == K_OPTOUT_PUTS * ranks
+    assert optout["sync"]["lock"]["calls"]["sum"] == ranks
+    print("profile ok: %d windows, %d ranks, layout %s" % (len(doc["windows"]), ranks, layout))
+
+
+if __name__ == "__main__":
+    main()
