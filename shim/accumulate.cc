@@ -234,19 +234,24 @@ Route CompareAndSwapDirect(ManagedWindow& w, const void* origin,
   }
   if (*rc != MPI_SUCCESS || target == MPI_PROC_NULL) return Route::kDone;
   const Target& t = w.target(target);
-  const MPI_Aint offset = disp * t.disp_unit;
-  std::byte* addr = t.base + offset;
-  auto* o = static_cast<const std::byte*>(origin);
-  auto* cmp = static_cast<const std::byte*>(compare);
-  auto* res = static_cast<std::byte*>(result);
-  if (HoldsExclusive(w, target)) {
-    cas->plain(addr, o, cmp, res);
-    return Route::kDone;
-  }
-  const bool atomic = reinterpret_cast<uintptr_t>(addr) % cas->align == 0;
-  StripeGuard guard(*t.header, offset, /*exclusive=*/!atomic);
-  (atomic ? cas->atomic : cas->plain)(addr, o, cmp, res);
+  ApplyCompareSwap(*cas, HoldsExclusive(w, target), t, disp * t.disp_unit,
+                   static_cast<const std::byte*>(origin),
+                   static_cast<const std::byte*>(compare),
+                   static_cast<std::byte*>(result));
   return Route::kDone;
+}
+
+void ApplyCompareSwap(const CompareSwapOp& cas, bool exclusive, const Target& t,
+                      MPI_Aint offset, const std::byte* origin,
+                      const std::byte* compare, std::byte* result) {
+  std::byte* addr = t.base + offset;
+  if (exclusive) {
+    cas.plain(addr, origin, compare, result);
+    return;
+  }
+  const bool atomic = reinterpret_cast<uintptr_t>(addr) % cas.align == 0;
+  StripeGuard guard(*t.header, offset, /*exclusive=*/!atomic);
+  (atomic ? cas.atomic : cas.plain)(addr, origin, compare, result);
 }
 
 }  // namespace rmashim

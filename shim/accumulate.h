@@ -39,6 +39,14 @@ void ApplyRun(const ElementOp& e, bool exclusive, const Target& t,
               MPI_Aint offset, const std::byte* origin, std::byte* result,
               size_t n);
 
+// Compare-and-swap of one element at byte `offset` of node-local target
+// `t` under the same stripe protocol as ApplyRun (a shared stripe around the
+// CPU atomic, an exclusive one around the plain fallback for a misaligned
+// element; none with `exclusive`). Shared by the MPI wrappers and DART.
+void ApplyCompareSwap(const CompareSwapOp& cas, bool exclusive, const Target& t,
+                      MPI_Aint offset, const std::byte* origin,
+                      const std::byte* compare, std::byte* result);
+
 // Accumulate / Get_accumulate (result != nullptr).
 Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& call, int* rc);
 

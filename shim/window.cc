@@ -17,17 +17,6 @@ struct RankInfo {
   MPI_Aint pid;
 };
 
-// Frees the info object when it leaves scope.
-class ScopedInfo {
- public:
-  ScopedInfo() { PMPI_Info_create(&info_); }
-  ~ScopedInfo() { PMPI_Info_free(&info_); }
-  MPI_Info get() const { return info_; }
-
- private:
-  MPI_Info info_ = MPI_INFO_NULL;
-};
-
 }  // namespace
 
 int ManagedWindow::JoinComm(MPI_Comm comm) {
@@ -40,18 +29,19 @@ int ManagedWindow::JoinComm(MPI_Comm comm) {
 }
 
 // Each node-local rank's segment: the sync header, then (allocate flavor)
-// `memory_bytes` of window memory. Non-contiguous so every segment is
+// `memory_bytes` of window memory. One segment per rank, so each is
 // page-aligned and first-touched by its owner.
-int ManagedWindow::AllocateSegments(MPI_Aint memory_bytes, void** segment) {
+int ManagedWindow::AllocateSegments(MPI_Comm comm, MPI_Aint memory_bytes,
+                                    void** segment) {
   int comm_size = 0;
   PMPI_Group_size(group_, &comm_size);
-  ScopedInfo shm_info;
-  PMPI_Info_set(shm_info.get(), "alloc_shared_noncontig", "true");
-  const int rc =
-      PMPI_Win_allocate_shared(HeaderBytes(comm_size) + memory_bytes, 1,
-                               shm_info.get(), node_comm_, segment, &shm_win_);
-  if (rc != MPI_SUCCESS) return rc;
-  PMPI_Win_set_errhandler(shm_win_, MPI_ERRORS_RETURN);
+  int ok = segments_.Create(node_comm_, HeaderBytes(comm_size) + memory_bytes);
+  int all_ok = 0;  // every node must agree, or the window creation diverges
+  PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+  if (!all_ok) return MPI_ERR_NO_MEM;
+  int node_rank = 0;
+  PMPI_Comm_rank(node_comm_, &node_rank);
+  *segment = segments_.segment(node_rank);
   auto* header = new (*segment) SegmentHeader;
   for (int r = 0; r < comm_size; ++r) {
     new (header->post_counters() + r) std::atomic<uint32_t>(0);
@@ -84,17 +74,15 @@ void ManagedWindow::MapTargets(MPI_Comm comm, std::byte* my_base,
     t.size = all[r].size;
     t.disp_unit = static_cast<int>(all[r].disp_unit);
     if (node_ranks[r] == MPI_UNDEFINED) continue;
-    MPI_Aint seg_size = 0;
-    int seg_unit = 0;
-    void* segment = nullptr;
-    PMPI_Win_shared_query(shm_win_, node_ranks[r], &seg_size, &seg_unit,
-                          &segment);
-    t.header = static_cast<SegmentHeader*>(segment);
+    std::byte* segment = segments_.segment(node_ranks[r]);
+    t.header = reinterpret_cast<SegmentHeader*>(segment);
     switch (flavor_) {
       case Flavor::kAllocate:
-        t.base = static_cast<std::byte*>(segment) + header_bytes;
+        t.base = segment + header_bytes;
         break;
       case Flavor::kShared: {
+        MPI_Aint seg_size = 0;
+        int seg_unit = 0;
         void* mapped = nullptr;
         PMPI_Win_shared_query(app_win_, r, &seg_size, &seg_unit, &mapped);
         t.base = static_cast<std::byte*>(mapped);
@@ -143,7 +131,7 @@ int ManagedWindow::Allocate(MPI_Aint size, int disp_unit, MPI_Info info,
   w->flavor_ = Flavor::kAllocate;
   int rc = w->JoinComm(comm);
   void* segment = nullptr;
-  if (rc == MPI_SUCCESS) rc = w->AllocateSegments(size, &segment);
+  if (rc == MPI_SUCCESS) rc = w->AllocateSegments(comm, size, &segment);
   if (rc != MPI_SUCCESS) return rc;
   int comm_size = 0;
   PMPI_Comm_size(comm, &comm_size);
@@ -168,7 +156,7 @@ int ManagedWindow::Adopt(Flavor flavor, MPI_Win app_win, void* base,
   w->app_win_ = app_win;
   int rc = w->JoinComm(comm);
   void* segment = nullptr;
-  if (rc == MPI_SUCCESS) rc = w->AllocateSegments(0, &segment);
+  if (rc == MPI_SUCCESS) rc = w->AllocateSegments(comm, 0, &segment);
   if (rc != MPI_SUCCESS) {
     w->app_win_ = MPI_WIN_NULL;  // still the application's
     return rc;
@@ -193,7 +181,6 @@ ManagedWindow::~ManagedWindow() {
     PMPI_Win_unlock_all(internal_win_);
     PMPI_Win_free(&internal_win_);
   }
-  if (shm_win_ != MPI_WIN_NULL) PMPI_Win_free(&shm_win_);
   if (node_comm_ != MPI_COMM_NULL) PMPI_Comm_free(&node_comm_);
   if (group_ != MPI_GROUP_NULL) PMPI_Group_free(&group_);
 }

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <vector>
 
+#include "shim/node_segments.h"
 #include "shim/profile.h"
 #include "shim/shm_lock.h"
 
@@ -98,7 +99,8 @@ struct PscwState {
 class ManagedWindow {
  public:
   // Collective over `comm`, like MPI_Win_allocate. On success `*out` owns
-  // every MPI object it created.
+  // every MPI object it created. MPI_ERR_NO_MEM (on every rank) when some
+  // rank could not get node-shared memory: the caller falls back to MPI.
   static int Allocate(MPI_Aint size, int disp_unit, MPI_Info info,
                       MPI_Comm comm, void* baseptr, ManagedWindow** out);
   // Collective: takes over `app_win`, just created by the application's
@@ -171,7 +173,7 @@ class ManagedWindow {
   ManagedWindow() = default;
   // Steps every flavor shares.
   int JoinComm(MPI_Comm comm);
-  int AllocateSegments(MPI_Aint memory_bytes, void** segment);
+  int AllocateSegments(MPI_Comm comm, MPI_Aint memory_bytes, void** segment);
   void MapTargets(MPI_Comm comm, std::byte* my_base, MPI_Aint size,
                   int disp_unit);
   bool CrossMemoryWorks(MPI_Comm comm) const;
@@ -181,7 +183,7 @@ class ManagedWindow {
 
   MPI_Win app_win_ = MPI_WIN_NULL;
   MPI_Win internal_win_ = MPI_WIN_NULL;
-  MPI_Win shm_win_ = MPI_WIN_NULL;
+  NodeSegments segments_;
   MPI_Comm node_comm_ = MPI_COMM_NULL;
   MPI_Group group_ = MPI_GROUP_NULL;
   int rank_ = 0;

@@ -23,6 +23,13 @@ bool InfoOptsOut(MPI_Info info) {
                   std::strcmp(value, "0") == 0);
 }
 
+// One line on stderr from the communicator's rank 0.
+void WarnOnce(MPI_Comm comm, const char* what) {
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+  if (rank == 0) std::fprintf(stderr, "rmashim: %s\n", what);
+}
+
 // Other flavors: MPI creates the window, then the shim adopts it.
 template <typename Create>
 int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm,
@@ -45,13 +52,7 @@ int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm,
   if (ManagedWindow::Adopt(flavor, *win, base, *size, *disp_unit, comm, &w) ==
           MPI_SUCCESS &&
       w == nullptr && flavor == Flavor::kCreate) {
-    int rank = 0;
-    PMPI_Comm_rank(comm, &rank);
-    if (rank == 0) {
-      std::fprintf(stderr,
-                   "rmashim: cross-memory attach refused; MPI_Win_create "
-                   "window left to MPI\n");
-    }
+    WarnOnce(comm, "cross-memory attach refused; MPI_Win_create window left to MPI");
   }
   if (w != nullptr && !runtime().windows().Insert(*win, w)) {
     std::fprintf(stderr, "rmashim: too many managed windows\n");
@@ -84,6 +85,12 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
   ManagedWindow* w = nullptr;
   const int rc =
       ManagedWindow::Allocate(size, disp_unit, info, comm, baseptr, &w);
+  if (rc == MPI_ERR_NO_MEM) {  // node-shared memory exhausted: plain MPI
+    WarnOnce(comm, "node-shared memory exhausted; window left to MPI");
+    const int prc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+    if (prc == MPI_SUCCESS) g_profiler.Open(*win, comm, "allocate", false);
+    return prc;
+  }
   if (rc != MPI_SUCCESS) return rc;
   if (!runtime().windows().Insert(w->app_win(), w)) {
     std::fprintf(stderr, "rmashim: too many managed windows\n");

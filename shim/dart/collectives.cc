@@ -1,0 +1,233 @@
+// Collectives over a team's communicator and two-sided messages between
+// global units: MPI's (large-count forms), after argument checks.
+#include <vector>
+
+#include "shim/dart/state.h"
+
+namespace rmashim::dart {
+namespace {
+
+// `nelem` elements of `dtype` as MPI count and type.
+bool AsMpi(size_t nelem, dart_datatype_t dtype, MPI_Count* count,
+           MPI_Datatype* type) {
+  TypeInfo t;
+  if (!g_dart.types.Describe(dtype, &t) || nelem % t.elements != 0) {
+    return false;
+  }
+  *count = static_cast<MPI_Count>(nelem / t.elements);
+  *type = t.mpi;
+  return true;
+}
+
+bool Buffer(const void* buf, size_t nelem) {
+  return buf != nullptr || nelem == 0;
+}
+
+// Team, count and type of a collective call; null team on bad input.
+struct Call {
+  Team* team = nullptr;
+  MPI_Count count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+};
+
+dart_ret_t Prepare(dart_team_t teamid, size_t nelem, dart_datatype_t dtype,
+                   Call* c) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  c->team = FindTeam(teamid);
+  if (c->team == nullptr || !AsMpi(nelem, dtype, &c->count, &c->type)) {
+    return DART_ERR_INVAL;
+  }
+  return DART_OK;
+}
+
+bool ValidRoot(const Call& c, dart_team_unit_t root) {
+  return root.id >= 0 && root.id < c.team->size;
+}
+
+// Reductions take basic types and the arithmetic/logical operations only.
+MPI_Op ReductionOp(dart_datatype_t dtype, dart_operation_t op) {
+  if (!IsBasic(dtype) || op == DART_OP_REPLACE || op == DART_OP_NO_OP) {
+    return MPI_OP_NULL;
+  }
+  return MpiOp(op);
+}
+
+bool ValidUnit(dart_global_unit_t u) { return u.id >= 0 && u.id < g_dart.size; }
+
+}  // namespace
+}  // namespace rmashim::dart
+
+using namespace rmashim::dart;
+
+extern "C" {
+
+dart_ret_t dart_barrier(dart_team_t team) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  Team* t = FindTeam(team);
+  if (t == nullptr) return DART_ERR_INVAL;
+  return FromMpi(PMPI_Barrier(t->comm));
+}
+
+dart_ret_t dart_bcast(void* buf, size_t nelem, dart_datatype_t dtype,
+                      dart_team_unit_t root, dart_team_t team) {
+  Call c;
+  if (dart_ret_t rc = Prepare(team, nelem, dtype, &c)) return rc;
+  if (!ValidRoot(c, root) || !Buffer(buf, nelem)) return DART_ERR_INVAL;
+  return FromMpi(PMPI_Bcast_c(buf, c.count, c.type, root.id, c.team->comm));
+}
+
+dart_ret_t dart_scatter(const void* sendbuf, void* recvbuf, size_t nelem,
+                        dart_datatype_t dtype, dart_team_unit_t root,
+                        dart_team_t team) {
+  Call c;
+  if (dart_ret_t rc = Prepare(team, nelem, dtype, &c)) return rc;
+  if (!ValidRoot(c, root) || !Buffer(recvbuf, nelem) ||
+      (root.id == c.team->myid && !Buffer(sendbuf, nelem))) {
+    return DART_ERR_INVAL;
+  }
+  return FromMpi(PMPI_Scatter_c(sendbuf, c.count, c.type, recvbuf, c.count,
+                                c.type, root.id, c.team->comm));
+}
+
+dart_ret_t dart_gather(const void* sendbuf, void* recvbuf, size_t nelem,
+                       dart_datatype_t dtype, dart_team_unit_t root,
+                       dart_team_t team) {
+  Call c;
+  if (dart_ret_t rc = Prepare(team, nelem, dtype, &c)) return rc;
+  if (!ValidRoot(c, root) || !Buffer(sendbuf, nelem) ||
+      (root.id == c.team->myid && !Buffer(recvbuf, nelem))) {
+    return DART_ERR_INVAL;
+  }
+  return FromMpi(PMPI_Gather_c(sendbuf, c.count, c.type, recvbuf, c.count,
+                               c.type, root.id, c.team->comm));
+}
+
+dart_ret_t dart_allgather(const void* sendbuf, void* recvbuf, size_t nelem,
+                          dart_datatype_t dtype, dart_team_t team) {
+  Call c;
+  if (dart_ret_t rc = Prepare(team, nelem, dtype, &c)) return rc;
+  if (!Buffer(sendbuf, nelem) || !Buffer(recvbuf, nelem)) {
+    return DART_ERR_INVAL;
+  }
+  return FromMpi(PMPI_Allgather_c(sendbuf, c.count, c.type, recvbuf, c.count,
+                                  c.type, c.team->comm));
+}
+
+dart_ret_t dart_allgatherv(const void* sendbuf, size_t nsendelem,
+                           dart_datatype_t dtype, void* recvbuf,
+                           const size_t* nrecvelem, const size_t* recvdispls,
+                           dart_team_t teamid) {
+  Call c;
+  if (dart_ret_t rc = Prepare(teamid, nsendelem, dtype, &c)) return rc;
+  if (!Buffer(sendbuf, nsendelem) || nrecvelem == nullptr ||
+      recvdispls == nullptr) {
+    return DART_ERR_INVAL;
+  }
+  const int n = c.team->size;
+  std::vector<MPI_Count> counts(n);
+  std::vector<MPI_Aint> displs(n);
+  size_t total = 0;
+  for (int i = 0; i < n; ++i) {
+    MPI_Datatype ignored;
+    MPI_Count displ = 0;
+    if (!AsMpi(nrecvelem[i], dtype, &counts[i], &ignored) ||
+        !AsMpi(recvdispls[i], dtype, &displ, &ignored)) {
+      return DART_ERR_INVAL;
+    }
+    displs[i] = static_cast<MPI_Aint>(displ);
+    total += nrecvelem[i];
+  }
+  if (!Buffer(recvbuf, total)) return DART_ERR_INVAL;
+  return FromMpi(PMPI_Allgatherv_c(sendbuf, c.count, c.type, recvbuf,
+                                   counts.data(), displs.data(), c.type,
+                                   c.team->comm));
+}
+
+dart_ret_t dart_allreduce(const void* sendbuf, void* recvbuf, size_t nelem,
+                          dart_datatype_t dtype, dart_operation_t op,
+                          dart_team_t team) {
+  Call c;
+  if (dart_ret_t rc = Prepare(team, nelem, dtype, &c)) return rc;
+  const MPI_Op mpi_op = ReductionOp(dtype, op);
+  if (mpi_op == MPI_OP_NULL || !Buffer(sendbuf, nelem) ||
+      !Buffer(recvbuf, nelem)) {
+    return DART_ERR_INVAL;
+  }
+  if (sendbuf == recvbuf && nelem > 0) sendbuf = MPI_IN_PLACE;
+  return FromMpi(PMPI_Allreduce_c(sendbuf, recvbuf, c.count, c.type, mpi_op,
+                                  c.team->comm));
+}
+
+dart_ret_t dart_reduce(const void* sendbuf, void* recvbuf, size_t nelem,
+                       dart_datatype_t dtype, dart_operation_t op,
+                       dart_team_unit_t root, dart_team_t team) {
+  Call c;
+  if (dart_ret_t rc = Prepare(team, nelem, dtype, &c)) return rc;
+  const MPI_Op mpi_op = ReductionOp(dtype, op);
+  const bool is_root = root.id == c.team->myid;
+  if (mpi_op == MPI_OP_NULL || !ValidRoot(c, root) || !Buffer(sendbuf, nelem) ||
+      (is_root && !Buffer(recvbuf, nelem))) {
+    return DART_ERR_INVAL;
+  }
+  if (is_root && sendbuf == recvbuf && nelem > 0) sendbuf = MPI_IN_PLACE;
+  return FromMpi(PMPI_Reduce_c(sendbuf, recvbuf, c.count, c.type, mpi_op,
+                               root.id, c.team->comm));
+}
+
+dart_ret_t dart_alltoall(const void* sendbuf, void* recvbuf, size_t nelem,
+                         dart_datatype_t dtype, dart_team_t team) {
+  Call c;
+  if (dart_ret_t rc = Prepare(team, nelem, dtype, &c)) return rc;
+  if (!Buffer(sendbuf, nelem) || !Buffer(recvbuf, nelem)) {
+    return DART_ERR_INVAL;
+  }
+  return FromMpi(PMPI_Alltoall_c(sendbuf, c.count, c.type, recvbuf, c.count,
+                                 c.type, c.team->comm));
+}
+
+dart_ret_t dart_send(const void* sendbuf, size_t nelem, dart_datatype_t dtype,
+                     int tag, dart_global_unit_t unit) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  MPI_Count count;
+  MPI_Datatype type;
+  if (!AsMpi(nelem, dtype, &count, &type) || !Buffer(sendbuf, nelem) ||
+      tag < 0 || !ValidUnit(unit)) {
+    return DART_ERR_INVAL;
+  }
+  return FromMpi(PMPI_Send_c(sendbuf, count, type, unit.id, tag, g_dart.world));
+}
+
+dart_ret_t dart_recv(void* recvbuf, size_t nelem, dart_datatype_t dtype,
+                     int tag, dart_global_unit_t unit) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  MPI_Count count;
+  MPI_Datatype type;
+  if (!AsMpi(nelem, dtype, &count, &type) || !Buffer(recvbuf, nelem) ||
+      tag < 0 || !ValidUnit(unit)) {
+    return DART_ERR_INVAL;
+  }
+  return FromMpi(PMPI_Recv_c(recvbuf, count, type, unit.id, tag, g_dart.world,
+                             MPI_STATUS_IGNORE));
+}
+
+dart_ret_t dart_sendrecv(const void* sendbuf, size_t send_nelem,
+                         dart_datatype_t send_dtype, int send_tag,
+                         dart_global_unit_t dest, void* recvbuf,
+                         size_t recv_nelem, dart_datatype_t recv_dtype,
+                         int recv_tag, dart_global_unit_t src) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  MPI_Count send_count, recv_count;
+  MPI_Datatype send_type, recv_type;
+  if (!AsMpi(send_nelem, send_dtype, &send_count, &send_type) ||
+      !AsMpi(recv_nelem, recv_dtype, &recv_count, &recv_type) ||
+      !Buffer(sendbuf, send_nelem) || !Buffer(recvbuf, recv_nelem) ||
+      send_tag < 0 || recv_tag < 0 || !ValidUnit(dest) || !ValidUnit(src)) {
+    return DART_ERR_INVAL;
+  }
+  return FromMpi(PMPI_Sendrecv_c(sendbuf, send_count, send_type, dest.id,
+                                 send_tag, recvbuf, recv_count, recv_type,
+                                 src.id, recv_tag, g_dart.world,
+                                 MPI_STATUS_IGNORE));
+}
+
+}  // extern "C"

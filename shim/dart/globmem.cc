@@ -1,0 +1,351 @@
+// Global pointers and global memory: dart_memalloc (Heap), team segments
+// (the core's ManagedWindow over the team's communicator).
+#include <climits>
+
+#include "shim/dart/state.h"
+
+namespace rmashim::dart {
+namespace {
+
+// Bytes of `nelem` elements of `dtype` (base elements for derived types).
+bool ElementBytes(size_t nelem, dart_datatype_t dtype, uint64_t* bytes) {
+  TypeInfo t;
+  if (!g_dart.types.Describe(dtype, &t)) return false;
+  return !__builtin_mul_overflow(static_cast<uint64_t>(nelem),
+                                 static_cast<uint64_t>(t.base_size), bytes) &&
+         *bytes <= static_cast<uint64_t>(LONG_MAX / 2);
+}
+
+// How this unit reaches every unit of the core's window.
+void MapPeers(Segment& s, const ManagedWindow& w, int me) {
+  s.peers.resize(w.comm_size());
+  for (int r = 0; r < w.comm_size(); ++r) {
+    const Target& t = w.target(r);
+    Peer& p = s.peers[r];
+    p.size = t.size;
+    p.base = t.base;
+    p.pid = t.pid;
+    if (r == me || (t.node_local() && t.pid == 0)) {
+      p.path = Path::kMapped;
+    } else if (t.node_local()) {
+      p.path = Path::kCrossMemory;
+    } else {
+      p.path = Path::kMpi;
+      p.base = nullptr;
+    }
+  }
+}
+
+// MPI operations need a passive-target epoch for the segment's life: the
+// core keeps one open on its internal window of single-node windows; for
+// the others DART opens lock_all on the window itself (as DART-MPI does).
+void OpenEpoch(Segment& s, MPI_Win win) {
+  PMPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+  if (s.window && s.window->internal_win() != MPI_WIN_NULL) {
+    s.rma_win = s.window->internal_win();
+    return;
+  }
+  s.rma_win = win;
+  PMPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+  s.locked_all = true;
+}
+
+dart_gptr_t SegmentGptr(const Team& team, int16_t segid) {
+  dart_gptr_t g = DART_GPTR_NULL;
+  g.unitid = 0;
+  g.flags = 0;
+  g.segid = segid;
+  g.teamid = team.id;
+  g.addr_or_offs.offset = 0;
+  return g;
+}
+
+void Store(Team& team, std::unique_ptr<Segment> s) {
+  auto& table = s->id > 0 ? team.allocated : team.registered;
+  const size_t index = static_cast<size_t>(s->id > 0 ? s->id : -s->id);
+  if (table.size() <= index) table.resize(index + 1);
+  table[index] = std::move(s);
+}
+
+dart_ret_t Register(dart_team_t teamid, size_t nelem, dart_datatype_t dtype,
+                    void* addr, dart_gptr_t* gptr, bool aligned) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  Team* team = FindTeam(teamid);
+  if (team == nullptr) return DART_ERR_INVAL;
+  uint64_t bytes = 0;
+  const bool ok = gptr != nullptr && ElementBytes(nelem, dtype, &bytes) &&
+                  (addr != nullptr || bytes == 0);
+  // Aligned registration: the same size everywhere.
+  long long mine[2] = {ok ? static_cast<long long>(bytes) : -1,
+                       ok ? -static_cast<long long>(bytes) : 1},
+            all[2];
+  PMPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_MIN, team->comm);
+  if (all[0] < 0 || all[1] > 0 || (aligned && all[0] != -all[1])) {
+    return DART_ERR_INVAL;
+  }
+  const int id = team->registered_ids.Take();
+  if (id < 0) return DART_ERR_NOMEM;
+  auto s = std::make_unique<Segment>();
+  s->id = static_cast<int16_t>(-id);
+  s->registered = true;
+  s->my_base = static_cast<std::byte*>(addr);
+  s->my_size = static_cast<MPI_Aint>(bytes);
+  MPI_Win win;
+  if (PMPI_Win_create(addr, s->my_size, 1, MPI_INFO_NULL, team->comm, &win) !=
+      MPI_SUCCESS) {
+    team->registered_ids.Give(id);
+    return DART_ERR_OTHER;
+  }
+  ManagedWindow* w = nullptr;
+  const int rc = ManagedWindow::Adopt(Flavor::kCreate, win, addr, s->my_size,
+                                      1, team->comm, &w);
+  if (rc != MPI_SUCCESS) {
+    PMPI_Win_free(&win);
+    team->registered_ids.Give(id);
+    return DART_ERR_OTHER;
+  }
+  if (w != nullptr) {
+    s->window.reset(w);
+    MapPeers(*s, *w, team->myid);
+  } else {
+    // Cross-memory attach refused: plain MPI for every other unit.
+    s->plain_win = win;
+    std::vector<MPI_Aint> sizes(team->size);
+    PMPI_Allgather(&s->my_size, 1, MPI_AINT, sizes.data(), 1, MPI_AINT,
+                   team->comm);
+    s->peers.resize(team->size);
+    for (int r = 0; r < team->size; ++r) {
+      s->peers[r].size = sizes[r];
+      s->peers[r].path = r == team->myid ? Path::kMapped : Path::kMpi;
+      s->peers[r].base = r == team->myid ? s->my_base : nullptr;
+    }
+  }
+  OpenEpoch(*s, win);
+  s->pending.assign(team->size, 0);
+  s->direct_atomics = false;  // user memory is not mapped by peers
+  *gptr = SegmentGptr(*team, s->id);
+  Store(*team, std::move(s));
+  return DART_OK;
+}
+
+// Team and segment of a collective free; null when unknown.
+Segment* FindForFree(const dart_gptr_t& gptr, bool registered, Team** team) {
+  *team = FindTeam(gptr.teamid);
+  if (*team == nullptr || (gptr.segid < 0) != registered || gptr.segid == 0) {
+    return nullptr;
+  }
+  return (*team)->FindSegment(gptr.segid);
+}
+
+dart_ret_t FreeSegment(const dart_gptr_t& gptr, bool registered) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  if (DART_GPTR_ISNULL(gptr)) return DART_OK;
+  Team* team = nullptr;
+  Segment* s = FindForFree(gptr, registered, &team);
+  if (s == nullptr) return DART_ERR_INVAL;
+  const int16_t id = s->id;
+  if (id > 0) {
+    team->allocated[id].reset();  // collective
+    team->allocated_ids.Give(id);
+  } else {
+    team->registered[-id].reset();
+    team->registered_ids.Give(-id);
+  }
+  return DART_OK;
+}
+
+}  // namespace
+}  // namespace rmashim::dart
+
+using namespace rmashim::dart;
+
+extern "C" {
+
+dart_ret_t dart_gptr_getaddr(const dart_gptr_t gptr, void** addr) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  if (addr == nullptr) return DART_ERR_INVAL;
+  *addr = nullptr;
+  const uint64_t offset = gptr.addr_or_offs.offset;
+  if (gptr.segid == DART_SEGMENT_LOCAL) {
+    if (gptr.teamid != DART_TEAM_ALL) {
+      return DART_GPTR_ISNULL(gptr) ? DART_OK : DART_ERR_INVAL;
+    }
+    if (offset >= Heap::kReserve) return DART_ERR_INVAL;
+    if (gptr.unitid == g_dart.myid) *addr = g_dart.heap.local_base() + offset;
+    return DART_OK;
+  }
+  Team* team = FindTeam(gptr.teamid);
+  Segment* s = team ? team->FindSegment(gptr.segid) : nullptr;
+  if (s == nullptr) return DART_ERR_NOTFOUND;
+  if (gptr.unitid != team->myid) return DART_OK;
+  if (offset > static_cast<uint64_t>(s->my_size)) return DART_ERR_INVAL;
+  *addr = s->my_base + offset;
+  return DART_OK;
+}
+
+dart_ret_t dart_gptr_setaddr(dart_gptr_t* gptr, void* addr) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  if (gptr == nullptr) return DART_ERR_INVAL;
+  auto* p = static_cast<std::byte*>(addr);
+  if (gptr->segid == DART_SEGMENT_LOCAL) {
+    if (gptr->teamid != DART_TEAM_ALL || !g_dart.heap.Contains(p)) {
+      return DART_ERR_INVAL;
+    }
+    gptr->addr_or_offs.offset =
+        static_cast<uint64_t>(p - g_dart.heap.local_base());
+    return DART_OK;
+  }
+  Team* team = FindTeam(gptr->teamid);
+  Segment* s = team ? team->FindSegment(gptr->segid) : nullptr;
+  if (s == nullptr) return DART_ERR_NOTFOUND;
+  if (p < s->my_base || p > s->my_base + s->my_size) return DART_ERR_INVAL;
+  gptr->addr_or_offs.offset = static_cast<uint64_t>(p - s->my_base);
+  return DART_OK;
+}
+
+dart_ret_t dart_gptr_incaddr(dart_gptr_t* gptr, int64_t offs) {
+  if (gptr == nullptr) return DART_ERR_INVAL;
+  gptr->addr_or_offs.offset += static_cast<uint64_t>(offs);
+  return DART_OK;
+}
+
+dart_ret_t dart_gptr_setunit(dart_gptr_t* gptr, dart_team_unit_t unit) {
+  if (gptr == nullptr || unit.id < 0 || unit.id >= (1 << 23)) {
+    return DART_ERR_INVAL;
+  }
+  gptr->unitid = unit.id;
+  return DART_OK;
+}
+
+dart_ret_t dart_gptr_getflags(dart_gptr_t gptr, uint16_t* flags) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  if (flags == nullptr) return DART_ERR_INVAL;
+  if (gptr.segid == DART_SEGMENT_LOCAL) {
+    *flags = static_cast<uint16_t>(gptr.flags);
+    return DART_OK;
+  }
+  Team* team = FindTeam(gptr.teamid);
+  Segment* s = team ? team->FindSegment(gptr.segid) : nullptr;
+  if (s == nullptr) return DART_ERR_NOTFOUND;
+  *flags = s->flags;
+  return DART_OK;
+}
+
+dart_ret_t dart_gptr_setflags(dart_gptr_t* gptr, uint16_t flags) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  if (gptr == nullptr) return DART_ERR_INVAL;
+  if (gptr->segid != DART_SEGMENT_LOCAL) {
+    Team* team = FindTeam(gptr->teamid);
+    Segment* s = team ? team->FindSegment(gptr->segid) : nullptr;
+    if (s == nullptr) return DART_ERR_NOTFOUND;
+    s->flags = flags;
+  }
+  gptr->flags = flags & 0xff;
+  return DART_OK;
+}
+
+dart_ret_t dart_memalloc(size_t nelem, dart_datatype_t dtype,
+                         dart_gptr_t* gptr) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  uint64_t bytes = 0;
+  if (gptr == nullptr || !ElementBytes(nelem, dtype, &bytes)) {
+    return DART_ERR_INVAL;
+  }
+  uint64_t offset = 0;
+  if (dart_ret_t rc = g_dart.heap.Allocate(bytes, &offset)) return rc;
+  dart_gptr_t g = DART_GPTR_NULL;
+  g.unitid = g_dart.myid;
+  g.flags = 0;
+  g.segid = DART_SEGMENT_LOCAL;
+  g.teamid = DART_TEAM_ALL;
+  g.addr_or_offs.offset = offset;
+  *gptr = g;
+  return DART_OK;
+}
+
+dart_ret_t dart_memfree(dart_gptr_t gptr) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  if (DART_GPTR_ISNULL(gptr)) return DART_OK;
+  if (gptr.segid != DART_SEGMENT_LOCAL || gptr.teamid != DART_TEAM_ALL ||
+      gptr.unitid != g_dart.myid) {
+    return DART_ERR_INVAL;
+  }
+  return g_dart.heap.Free(gptr.addr_or_offs.offset);
+}
+
+dart_ret_t dart_team_memalloc_aligned(dart_team_t teamid, size_t nelem,
+                                      dart_datatype_t dtype,
+                                      dart_gptr_t* gptr) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  Team* team = FindTeam(teamid);
+  if (team == nullptr) return DART_ERR_INVAL;
+  uint64_t bytes = 0;
+  const bool ok = gptr != nullptr && ElementBytes(nelem, dtype, &bytes);
+  if (!AllAgree(team->comm, ok)) return DART_ERR_INVAL;
+  const int id = team->allocated_ids.Take();
+  if (id < 0) return DART_ERR_NOMEM;
+  auto s = std::make_unique<Segment>();
+  s->id = static_cast<int16_t>(id);
+  ManagedWindow* w = nullptr;
+  void* base = nullptr;
+  if (ManagedWindow::Allocate(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL,
+                              team->comm, &base, &w) != MPI_SUCCESS) {
+    team->allocated_ids.Give(id);
+    return DART_ERR_NOMEM;
+  }
+  s->window.reset(w);
+  s->my_base = static_cast<std::byte*>(base);
+  s->my_size = static_cast<MPI_Aint>(bytes);
+  MapPeers(*s, *w, team->myid);
+  OpenEpoch(*s, w->app_win());
+  s->pending.assign(team->size, 0);
+  // CPU atomics only when no unit of the team is remote: MPI applies
+  // remote units' accumulates, which could not be atomic with them.
+  s->direct_atomics = w->locks_in_shm();
+  *gptr = SegmentGptr(*team, s->id);
+  Store(*team, std::move(s));
+  return DART_OK;
+}
+
+dart_ret_t dart_team_memfree(dart_gptr_t gptr) {
+  return FreeSegment(gptr, /*registered=*/false);
+}
+
+dart_ret_t dart_team_memregister_aligned(dart_team_t teamid, size_t nelem,
+                                         dart_datatype_t dtype, void* addr,
+                                         dart_gptr_t* gptr) {
+  return Register(teamid, nelem, dtype, addr, gptr, /*aligned=*/true);
+}
+
+dart_ret_t dart_team_memregister(dart_team_t teamid, size_t nlelem,
+                                 dart_datatype_t dtype, void* addr,
+                                 dart_gptr_t* gptr) {
+  return Register(teamid, nlelem, dtype, addr, gptr, /*aligned=*/false);
+}
+
+dart_ret_t dart_team_memderegister(dart_gptr_t gptr) {
+  return FreeSegment(gptr, /*registered=*/true);
+}
+
+dart_ret_t dart_type_create_strided(dart_datatype_t basetype, size_t stride,
+                                    size_t blocklen,
+                                    dart_datatype_t* newtype) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  return g_dart.types.CreateStrided(basetype, stride, blocklen, newtype);
+}
+
+dart_ret_t dart_type_create_indexed(dart_datatype_t basetype, size_t count,
+                                    const size_t blocklen[],
+                                    const size_t offset[],
+                                    dart_datatype_t* newtype) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  return g_dart.types.CreateIndexed(basetype, count, blocklen, offset,
+                                    newtype);
+}
+
+dart_ret_t dart_type_destroy(dart_datatype_t* dart_type) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  return g_dart.types.Destroy(dart_type);
+}
+
+}  // extern "C"

@@ -1,0 +1,214 @@
+// Team locks: MCS queue locks (Mellor-Crummey and Scott). Every unit owns
+// a `next` and a `flag` word; one unit of the team, a different one for
+// each lock of the team, owns the queue's `tail`. Acquiring swaps this unit
+// in as the tail and, if there was a predecessor, links behind it and spins
+// on its own flag until the predecessor hands the lock over: FIFO order,
+// and no unit ever polls another unit's memory.
+//
+// On a team whose units share one node the words live in the core's
+// shared-memory window and every step is a CPU atomic (truly one-sided, no
+// messages). On a team spanning nodes every step is an MPI atomic on the
+// window, including polling the own flag (which also makes MPI progress).
+#include <atomic>
+
+#include "shim/dart/state.h"
+#include "shim/shm_lock.h"
+
+struct dart_lock_struct {
+  dart_team_t team = DART_TEAM_NULL;
+  std::unique_ptr<rmashim::ManagedWindow> window;
+  MPI_Win rma_win = MPI_WIN_NULL;
+  bool locked_all = false;
+  bool shm = false;  // CPU atomics on mapped words
+  int me = 0;        // team unit
+  int tail = 0;      // team unit holding the tail word
+  bool held = false;
+};
+
+namespace rmashim::dart {
+namespace {
+
+// Word offsets in every unit's part, a cache line each.
+constexpr MPI_Aint kTail = 0;
+constexpr MPI_Aint kNext = 64;
+constexpr MPI_Aint kFlag = 128;
+constexpr MPI_Aint kBytes = 192;
+constexpr int64_t kNobody = -1;
+
+class Words {
+ public:
+  explicit Words(dart_lock_struct& l) : l_(l) {}
+
+  int64_t Swap(int unit, MPI_Aint word, int64_t value) {
+    if (l_.shm) return Ref(unit, word).exchange(value, std::memory_order_acq_rel);
+    int64_t old = 0;
+    PMPI_Fetch_and_op(&value, &old, MPI_INT64_T, unit, word, MPI_REPLACE,
+                      l_.rma_win);
+    PMPI_Win_flush(unit, l_.rma_win);
+    return old;
+  }
+
+  // Returns the old value; the swap happened if it equals `expected`.
+  int64_t CompareSwap(int unit, MPI_Aint word, int64_t expected,
+                      int64_t desired) {
+    if (l_.shm) {
+      Ref(unit, word).compare_exchange_strong(expected, desired,
+                                              std::memory_order_acq_rel);
+      return expected;
+    }
+    int64_t old = 0;
+    PMPI_Compare_and_swap(&desired, &expected, &old, MPI_INT64_T, unit, word,
+                          l_.rma_win);
+    PMPI_Win_flush(unit, l_.rma_win);
+    return old;
+  }
+
+  void Store(int unit, MPI_Aint word, int64_t value) {
+    if (l_.shm) {
+      Ref(unit, word).store(value, std::memory_order_release);
+      return;
+    }
+    PMPI_Accumulate(&value, 1, MPI_INT64_T, unit, word, 1, MPI_INT64_T,
+                    MPI_REPLACE, l_.rma_win);
+    PMPI_Win_flush(unit, l_.rma_win);
+  }
+
+  int64_t Load(int unit, MPI_Aint word) {
+    if (l_.shm) return Ref(unit, word).load(std::memory_order_acquire);
+    int64_t value = 0;
+    PMPI_Fetch_and_op(&value, &value, MPI_INT64_T, unit, word, MPI_NO_OP,
+                      l_.rma_win);
+    PMPI_Win_flush(unit, l_.rma_win);
+    return value;
+  }
+
+ private:
+  std::atomic_ref<int64_t> Ref(int unit, MPI_Aint word) {
+    return std::atomic_ref<int64_t>(*reinterpret_cast<int64_t*>(
+        l_.window->target(unit).base + word));
+  }
+  dart_lock_struct& l_;
+};
+
+bool ValidLock(dart_lock_t lock) {
+  return lock != nullptr && g_dart.locks.count(lock) != 0;
+}
+
+// Resets this unit's queue node before it enqueues.
+void ResetNode(Words& words, int me) {
+  words.Store(me, kNext, kNobody);
+  words.Store(me, kFlag, 0);
+}
+
+}  // namespace
+
+void DestroyLock(dart_lock_t lock) {
+  if (Team* team = FindTeam(lock->team)) {
+    std::erase(team->locks, lock);
+  }
+  g_dart.locks.erase(lock);
+  if (lock->locked_all) PMPI_Win_unlock_all(lock->rma_win);
+  delete lock;  // collective: frees the window
+}
+
+}  // namespace rmashim::dart
+
+using namespace rmashim::dart;
+
+extern "C" {
+
+dart_ret_t dart_team_lock_init(dart_team_t teamid, dart_lock_t* lock) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  Team* team = FindTeam(teamid);
+  if (team == nullptr) return DART_ERR_INVAL;
+  if (!AllAgree(team->comm, lock != nullptr)) return DART_ERR_INVAL;
+  auto l = std::make_unique<dart_lock_struct>();
+  l->team = teamid;
+  l->me = team->myid;
+  // Spread the tails of a team's locks over its units.
+  l->tail = team->locks_created++ % team->size;
+  ManagedWindow* w = nullptr;
+  void* base = nullptr;
+  if (ManagedWindow::Allocate(kBytes, 1, MPI_INFO_NULL, team->comm, &base,
+                              &w) != MPI_SUCCESS) {
+    return DART_ERR_OTHER;
+  }
+  l->window.reset(w);
+  l->shm = w->locks_in_shm();
+  if (w->internal_win() != MPI_WIN_NULL) {
+    l->rma_win = w->internal_win();
+  } else {
+    l->rma_win = w->app_win();
+    PMPI_Win_set_errhandler(l->rma_win, MPI_ERRORS_RETURN);
+    PMPI_Win_lock_all(MPI_MODE_NOCHECK, l->rma_win);
+    l->locked_all = true;
+  }
+  auto* words = static_cast<int64_t*>(base);
+  words[kTail / 8] = kNobody;
+  words[kNext / 8] = kNobody;
+  words[kFlag / 8] = 0;
+  PMPI_Barrier(team->comm);  // initialized everywhere before first use
+  *lock = l.release();
+  g_dart.locks.insert(*lock);
+  team->locks.push_back(*lock);
+  return DART_OK;
+}
+
+dart_ret_t dart_team_lock_destroy(dart_lock_t* lock) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  if (lock == nullptr || !ValidLock(*lock)) return DART_ERR_INVAL;
+  DestroyLock(*lock);
+  *lock = nullptr;
+  return DART_OK;
+}
+
+dart_ret_t dart_lock_acquire(dart_lock_t lock) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  if (!ValidLock(lock) || lock->held) return DART_ERR_INVAL;
+  Words words(*lock);
+  const int me = lock->me;
+  ResetNode(words, me);
+  const int64_t pred = words.Swap(lock->tail, kTail, me);
+  if (pred != kNobody) {
+    words.Store(static_cast<int>(pred), kNext, me);
+    Backoff backoff;
+    while (words.Load(me, kFlag) == 0) backoff.Wait();
+  }
+  lock->held = true;
+  return DART_OK;
+}
+
+dart_ret_t dart_lock_try_acquire(dart_lock_t lock, int32_t* result) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  if (!ValidLock(lock) || result == nullptr || lock->held) {
+    return DART_ERR_INVAL;
+  }
+  Words words(*lock);
+  ResetNode(words, lock->me);
+  lock->held = words.CompareSwap(lock->tail, kTail, kNobody, lock->me) == kNobody;
+  *result = lock->held ? 1 : 0;
+  return DART_OK;
+}
+
+dart_ret_t dart_lock_release(dart_lock_t lock) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  if (!ValidLock(lock) || !lock->held) return DART_ERR_INVAL;
+  Words words(*lock);
+  const int me = lock->me;
+  int64_t next = words.Load(me, kNext);
+  if (next == kNobody) {
+    // No successor known: leave if still the tail, else wait for the
+    // successor to link in.
+    if (words.CompareSwap(lock->tail, kTail, me, kNobody) == me) {
+      lock->held = false;
+      return DART_OK;
+    }
+    Backoff backoff;
+    while ((next = words.Load(me, kNext)) == kNobody) backoff.Wait();
+  }
+  words.Store(static_cast<int>(next), kFlag, 1);
+  lock->held = false;
+  return DART_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,79 @@
+#include "shim/dart/state.h"
+
+#include <algorithm>
+
+namespace rmashim::dart {
+
+State g_dart;
+
+int IdPool::Take() {
+  if (!free_.empty()) {
+    const int id = *free_.begin();
+    free_.erase(free_.begin());
+    return id;
+  }
+  return next_ < kMaxTeams ? next_++ : -1;
+}
+
+void IdPool::Give(int id) { free_.insert(id); }
+
+int Team::ToTeamUnit(dart_unit_t unit) const {
+  auto it = std::lower_bound(members.begin(), members.end(), unit);
+  return it != members.end() && *it == unit
+             ? static_cast<int>(it - members.begin())
+             : -1;
+}
+
+Segment::~Segment() {
+  if (locked_all) PMPI_Win_unlock_all(rma_win);
+  window.reset();  // collective: frees the core's MPI objects
+  if (plain_win != MPI_WIN_NULL) PMPI_Win_free(&plain_win);
+}
+
+dart_handle_t HandlePool::Take() {
+  if (free_.empty()) {
+    slabs_.push_back(std::make_unique<dart_handle_struct[]>(kSlab));
+    dart_handle_struct* slab = slabs_.back().get();
+    for (size_t i = kSlab; i-- > 0;) free_.push_back(&slab[i]);
+  }
+  dart_handle_t h = free_.back();
+  free_.pop_back();
+  h->in_use = true;
+  return h;
+}
+
+void HandlePool::Give(dart_handle_t h) {
+  h->in_use = false;
+  h->request = MPI_REQUEST_NULL;
+  free_.push_back(h);
+}
+
+bool HandlePool::Valid(dart_handle_t h) const {
+  for (const auto& slab : slabs_) {
+    const auto p = reinterpret_cast<uintptr_t>(h);
+    const auto first = reinterpret_cast<uintptr_t>(slab.get());
+    if (p >= first && p < first + kSlab * sizeof(dart_handle_struct)) {
+      return (p - first) % sizeof(dart_handle_struct) == 0 && h->in_use;
+    }
+  }
+  return false;
+}
+
+bool AllAgree(MPI_Comm comm, bool ok) {
+  int mine = ok ? 1 : 0, all = 0;
+  if (PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) {
+    return false;
+  }
+  return all != 0;
+}
+
+void ReleaseTeamResources(Team& team) {
+  // Same order on every member: locks by creation, then segments by id.
+  while (!team.locks.empty()) DestroyLock(team.locks.front());
+  for (auto& s : team.allocated) s.reset();
+  for (auto& s : team.registered) s.reset();
+  team.allocated.clear();
+  team.registered.clear();
+}
+
+}  // namespace rmashim::dart

@@ -1,0 +1,238 @@
+// DART's process-wide state: its own, independent of the MPI wrappers'
+// g_runtime (DART works whether or not librmashim.so is preloaded).
+#ifndef RMASHIM_SHIM_DART_STATE_H_
+#define RMASHIM_SHIM_DART_STATE_H_
+
+#include <mpi.h>
+#include <sys/types.h>
+
+#include <array>
+#include <bitset>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <unordered_set>
+#include <vector>
+
+#include <dart/dart.h>
+
+#include "shim/dart/heap.h"
+#include "shim/dart/types.h"
+#include "shim/window.h"
+
+// Opaque handles of the C interface.
+struct dart_group_struct {
+  std::vector<dart_unit_t> members;  // global ids, ascending, unique
+};
+
+struct dart_handle_struct {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Win win = MPI_WIN_NULL;
+  int target = 0;   // rank in `win`
+  bool in_use = false;
+};
+
+namespace rmashim::dart {
+
+inline constexpr int kMaxTeams = 1 << 15;  // dart_team_t is int16_t
+
+// How this unit reaches one unit's part of a segment.
+enum class Path : uint8_t {
+  kMapped,       // mapped here: memcpy and CPU atomics
+  kCrossMemory,  // another process's memory on this node: process_vm_*v
+  kMpi,          // MPI RMA
+};
+
+struct Peer {
+  std::byte* base = nullptr;  // kMapped: here; kCrossMemory: in process pid
+  MPI_Aint size = 0;
+  pid_t pid = 0;
+  Path path = Path::kMpi;
+};
+
+// Memory of a team: dart_team_memalloc_aligned (segid > 0) or registered
+// user memory (segid < 0). Destroying it is collective over the team.
+struct Segment {
+  Segment() = default;
+  Segment(const Segment&) = delete;
+  Segment& operator=(const Segment&) = delete;
+  ~Segment();
+
+  int16_t id = 0;
+  bool registered = false;
+  // The core's window; null for registered memory the core could not
+  // manage (cross-memory attach refused), which then uses plain_win.
+  std::unique_ptr<ManagedWindow> window;
+  MPI_Win plain_win = MPI_WIN_NULL;
+  MPI_Win rma_win = MPI_WIN_NULL;  // MPI operations go here
+  bool locked_all = false;         // DART opened rma_win's lock_all epoch
+  bool direct_atomics = false;     // CPU atomics (every unit node-local)
+  std::byte* my_base = nullptr;
+  MPI_Aint my_size = 0;
+  uint16_t flags = 0;
+  std::vector<Peer> peers;         // by team unit
+  std::vector<uint8_t> pending;    // MPI operations to flush, by team unit
+};
+
+// Deterministic id allocation: every member of a team takes and returns
+// ids in the same collective order, so they agree without communicating.
+class IdPool {
+ public:
+  int Take();  // -1 when exhausted
+  void Give(int id);
+
+ private:
+  int next_ = 1;
+  std::set<int> free_;
+};
+
+struct Team {
+  Team() = default;
+  Team(const Team&) = delete;
+  Team& operator=(const Team&) = delete;
+
+  dart_team_t id = DART_TEAM_NULL;
+  MPI_Comm comm = MPI_COMM_NULL;
+  bool owns_comm = true;
+  std::vector<dart_unit_t> members;  // global ids; index = team unit id
+  int myid = 0;
+  int size = 0;
+  std::vector<std::unique_ptr<Segment>> allocated;   // index segid
+  std::vector<std::unique_ptr<Segment>> registered;  // index -segid
+  IdPool allocated_ids, registered_ids;
+  int locks_created = 0;
+  std::vector<dart_lock_t> locks;  // creation order
+  std::vector<dart_unit_locality_t> locality;  // built on first query
+
+  Segment* FindSegment(int16_t segid) const {
+    if (segid > 0) {
+      return static_cast<size_t>(segid) < allocated.size()
+                 ? allocated[segid].get()
+                 : nullptr;
+    }
+    const size_t index = static_cast<size_t>(-static_cast<int>(segid));
+    return index < registered.size() ? registered[index].get() : nullptr;
+  }
+  // Team unit of global unit `unit`, or -1.
+  int ToTeamUnit(dart_unit_t unit) const;
+};
+
+class HandlePool {
+ public:
+  dart_handle_t Take();
+  void Give(dart_handle_t h);
+  // Whether `h` is a handle of this pool currently handed out.
+  bool Valid(dart_handle_t h) const;
+
+ private:
+  static constexpr size_t kSlab = 256;
+  std::vector<std::unique_ptr<dart_handle_struct[]>> slabs_;
+  std::vector<dart_handle_t> free_;
+};
+
+struct State {
+  bool initialized = false;
+  bool owns_mpi = false;  // dart_init started MPI
+  int myid = 0;
+  int size = 0;
+  MPI_Comm world = MPI_COMM_NULL;  // a duplicate of MPI_COMM_WORLD
+  MPI_Group world_group = MPI_GROUP_NULL;
+  std::vector<uint8_t> node_local;  // by global unit
+  std::vector<int> node_index;      // by global unit
+  bool spans_nodes = false;
+  std::array<std::unique_ptr<Team>, kMaxTeams> teams;  // O(1) by team id
+  std::bitset<kMaxTeams> team_ids;  // ids of the teams this unit is in
+  Heap heap;
+  TypeRegistry types;
+  HandlePool handles;
+  std::unordered_set<dart_group_t> groups;
+  std::unordered_set<dart_lock_t> locks;
+  std::vector<dart_unit_locality_t> locality;  // by global unit
+};
+
+extern State g_dart;
+
+inline Team* FindTeam(dart_team_t id) {
+  return id >= 0 ? g_dart.teams[id].get() : nullptr;
+}
+
+// Where one unit's bytes [offset + lo, offset + hi) of a gptr are, and how
+// to reach them.
+struct Where {
+  Path path = Path::kMpi;
+  std::byte* addr = nullptr;  // kMapped / kCrossMemory: at `offset`
+  pid_t pid = 0;
+  MPI_Win win = MPI_WIN_NULL;  // kMpi (and the fallback of kCrossMemory)
+  int rank = 0;
+  MPI_Aint disp = 0;
+  uint8_t* pending = nullptr;  // set when an MPI operation is issued
+  Segment* segment = nullptr;  // null: dart_memalloc memory
+  bool direct_atomics = false;
+};
+
+// Validates the gptr and the byte range (DART_ERR_INVAL, DART_ERR_NOTFOUND
+// for unknown teams or segments) and fills `out`.
+inline dart_ret_t Resolve(const dart_gptr_t& g, MPI_Aint lo, MPI_Aint hi,
+                          Where* out) {
+  const int unit = g.unitid;
+  const uint64_t offset = g.addr_or_offs.offset;
+  if (g.segid == DART_SEGMENT_LOCAL) {
+    if (g.teamid != DART_TEAM_ALL || unit < 0 || unit >= g_dart.size) {
+      return DART_ERR_INVAL;
+    }
+    Heap& heap = g_dart.heap;
+    std::byte* addr = nullptr;
+    if (dart_ret_t rc = heap.Locate(unit, offset + lo, hi - lo, &addr)) {
+      return rc;
+    }
+    out->path = addr != nullptr ? Path::kMapped : Path::kMpi;
+    out->addr = addr != nullptr ? addr - lo : nullptr;
+    out->win = heap.win();
+    out->rank = unit;
+    out->disp = heap.RemoteDisp(unit, offset);
+    out->pending = &heap.pending()[unit];
+    out->segment = nullptr;
+    out->direct_atomics = heap.direct_atomics();
+    return DART_OK;
+  }
+  const Team* team = FindTeam(g.teamid);
+  if (team == nullptr) return DART_ERR_NOTFOUND;
+  Segment* s = team->FindSegment(g.segid);
+  if (s == nullptr) return DART_ERR_NOTFOUND;
+  if (unit < 0 || unit >= team->size) return DART_ERR_INVAL;
+  const Peer& p = s->peers[unit];
+  MPI_Aint end = 0;
+  if (offset > static_cast<uint64_t>(p.size) ||
+      __builtin_add_overflow(static_cast<MPI_Aint>(offset), hi, &end) ||
+      end > p.size || static_cast<MPI_Aint>(offset) + lo < 0) {
+    return DART_ERR_INVAL;
+  }
+  out->path = p.path;
+  out->addr = p.base + offset;
+  out->pid = p.pid;
+  out->win = s->rma_win;
+  out->rank = unit;
+  out->disp = static_cast<MPI_Aint>(offset);
+  out->pending = &s->pending[unit];
+  out->segment = s;
+  out->direct_atomics = s->direct_atomics;
+  return DART_OK;
+}
+
+// MPI return code -> DART.
+inline dart_ret_t FromMpi(int rc) {
+  return rc == MPI_SUCCESS ? DART_OK : DART_ERR_OTHER;
+}
+
+// Collective over `comm`: whether every caller passed ok.
+bool AllAgree(MPI_Comm comm, bool ok);
+
+// Frees a team's locks and segments (collective over the team).
+void ReleaseTeamResources(Team& team);
+// Collective lock teardown (locks.cc).
+void DestroyLock(dart_lock_t lock);
+
+}  // namespace rmashim::dart
+
+#endif  // RMASHIM_SHIM_DART_STATE_H_

@@ -1,0 +1,41 @@
+// Node-shared memory for managed windows. Every rank creates its own POSIX
+// shared-memory segment, reserves its pages (so an exhausted /dev/shm is
+// detected at creation, not by a SIGBUS later), and its node peers map it;
+// the name is unlinked as soon as all have mapped it, so nothing of ours is
+// left in /dev/shm after the program ends, however it ends.
+#ifndef RMASHIM_SHIM_NODE_SEGMENTS_H_
+#define RMASHIM_SHIM_NODE_SEGMENTS_H_
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <vector>
+
+namespace rmashim {
+
+class NodeSegments {
+ public:
+  NodeSegments() = default;
+  ~NodeSegments();
+  NodeSegments(const NodeSegments&) = delete;
+  NodeSegments& operator=(const NodeSegments&) = delete;
+
+  // Collective over `node_comm`: this rank's segment has `bytes` (rounded up
+  // to whole pages). Returns false on every rank if any rank could not get
+  // its memory.
+  bool Create(MPI_Comm node_comm, size_t bytes);
+
+  // The segment of node rank `r`, mapped in this process.
+  std::byte* segment(int r) const { return maps_[r].addr; }
+
+ private:
+  struct Mapping {
+    std::byte* addr = nullptr;
+    size_t bytes = 0;
+  };
+  std::vector<Mapping> maps_;
+};
+
+}  // namespace rmashim
+
+#endif  // RMASHIM_SHIM_NODE_SEGMENTS_H_
