@@ -4,6 +4,14 @@
 
 #include <dlfcn.h>
 #include <mpi.h>
+#include <sched.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <utility>
+#include <vector>
 
 namespace rmashim_test {
 
@@ -27,21 +35,131 @@ inline bool IsManaged(MPI_Win win) {
   return fn != nullptr && fn(win, &flag) == MPI_SUCCESS && flag != 0;
 }
 
-// Whether world rank `other` shares this rank's node (honours MPICH's
-// simulated cliques).
-inline bool SameNode(int other) {
+// For every rank of `comm`, whether it shares this rank's node (honours
+// MPICH's simulated cliques). Collective over `comm`.
+inline std::vector<bool> NodeLocalRanks(MPI_Comm comm = MPI_COMM_WORLD) {
+  MPI_Comm node;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  MPI_Group comm_group, node_group;
+  MPI_Comm_group(comm, &comm_group);
+  MPI_Comm_group(node, &node_group);
+  const int n = Size(comm);
+  std::vector<int> ranks(n), translated(n);
+  for (int r = 0; r < n; ++r) ranks[r] = r;
+  MPI_Group_translate_ranks(comm_group, n, ranks.data(), node_group,
+                            translated.data());
+  MPI_Group_free(&comm_group);
+  MPI_Group_free(&node_group);
+  MPI_Comm_free(&node);
+  std::vector<bool> local(n);
+  for (int r = 0; r < n; ++r) local[r] = translated[r] != MPI_UNDEFINED;
+  return local;
+}
+
+// Whether world rank `other` shares this rank's node. Collective.
+inline bool SameNode(int other) { return NodeLocalRanks()[other]; }
+
+inline int ErrorClass(int code) {
+  int cls = MPI_SUCCESS;
+  MPI_Error_class(code, &cls);
+  return cls;
+}
+
+// A communicator freed at scope exit.
+class ScopedComm {
+ public:
+  explicit ScopedComm(MPI_Comm comm) : comm_(comm) {}
+  ~ScopedComm() {
+    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  }
+  ScopedComm(const ScopedComm&) = delete;
+  ScopedComm& operator=(const ScopedComm&) = delete;
+  MPI_Comm get() const { return comm_; }
+
+ private:
+  MPI_Comm comm_;
+};
+
+// MPI_COMM_WORLD's ranks on this rank's (possibly simulated) node.
+inline MPI_Comm SplitNodeComm() {
   MPI_Comm node;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
                       &node);
-  MPI_Group world_group, node_group;
-  MPI_Comm_group(MPI_COMM_WORLD, &world_group);
-  MPI_Comm_group(node, &node_group);
-  int translated = MPI_UNDEFINED;
-  MPI_Group_translate_ranks(world_group, 1, &other, node_group, &translated);
-  MPI_Group_free(&world_group);
-  MPI_Group_free(&node_group);
-  MPI_Comm_free(&node);
-  return translated != MPI_UNDEFINED;
+  return node;
+}
+
+// An info object freed at scope exit.
+class ScopedInfo {
+ public:
+  ScopedInfo(std::initializer_list<std::pair<const char*, const char*>> kv =
+                 {}) {
+    MPI_Info_create(&info_);
+    for (const auto& [key, value] : kv) MPI_Info_set(info_, key, value);
+  }
+  ~ScopedInfo() { MPI_Info_free(&info_); }
+  ScopedInfo(const ScopedInfo&) = delete;
+  ScopedInfo& operator=(const ScopedInfo&) = delete;
+  MPI_Info get() const { return info_; }
+
+ private:
+  MPI_Info info_ = MPI_INFO_NULL;
+};
+
+// Info that asks the shim to leave an MPI_Win_allocate window to MPI.
+struct OptOutInfo : ScopedInfo {
+  OptOutInfo() : ScopedInfo({{"rmashim_managed", "false"}}) {}
+};
+
+// MPICH 4.0.2's own MPI_Win_allocate hands out a 16-byte-aligned baseptr
+// but puts data at the unaligned segment start when a node-local segment
+// size is not a multiple of 16, so native (opt-out) windows in the tests are
+// rounded up to keep that MPICH bug out of the picture.
+inline MPI_Aint NativeSafeBytes(MPI_Aint bytes) { return (bytes + 15) / 16 * 16; }
+
+// An MPI_Win_allocate window, freed (collectively) at scope exit.
+class AllocWindow {
+ public:
+  AllocWindow(MPI_Aint bytes, int disp_unit, MPI_Info info = MPI_INFO_NULL,
+              MPI_Comm comm = MPI_COMM_WORLD) {
+    rc_ = MPI_Win_allocate(bytes, disp_unit, info, comm, &base_, &win_);
+  }
+  ~AllocWindow() {
+    if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
+  }
+  AllocWindow(const AllocWindow&) = delete;
+  AllocWindow& operator=(const AllocWindow&) = delete;
+
+  int rc() const { return rc_; }
+  MPI_Win win() const { return win_; }
+  template <typename T = std::byte>
+  T* base() const {
+    return static_cast<T*>(base_);
+  }
+
+ private:
+  int rc_ = MPI_SUCCESS;
+  void* base_ = nullptr;
+  MPI_Win win_ = MPI_WIN_NULL;
+};
+
+// A byte that depends on who wrote it and where, so misplaced data shows.
+inline std::byte PatternByte(int writer, std::size_t index, int salt = 0) {
+  return static_cast<std::byte>((writer * 131 + index * 7 + salt * 29 + 1) &
+                                0xff);
+}
+
+// Polls `done` (which must not block) until it returns true or `seconds`
+// pass, yielding the core between polls since ranks are oversubscribed.
+// Returns whether `done` became true.
+template <typename Pred>
+bool PollUntil(Pred done, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration<double>(seconds);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    sched_yield();
+  }
+  return true;
 }
 
 }  // namespace rmashim_test

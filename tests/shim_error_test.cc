@@ -1,0 +1,519 @@
+// Bad input on managed windows: each call must return the right MPI error
+// class through the window's error handler and leave every byte of every
+// window (and of get buffers) untouched. Where native MPICH detects the same
+// mistake safely, the shim must report the class MPICH reports.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <iterator>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "tests/mpi_test_util.h"
+
+namespace {
+
+using rmashim_test::AllocWindow;
+using rmashim_test::ErrorClass;
+using rmashim_test::IsManaged;
+using rmashim_test::OptOutInfo;
+using rmashim_test::Rank;
+using rmashim_test::ScopedComm;
+using rmashim_test::Size;
+
+constexpr int kInts = 8;  // window size of every rank, in ints
+constexpr int kGetSentinel = -7;
+
+int WindowValue(int owner, int i) { return owner * 1000 + i; }
+
+// Where a bad call is issued from.
+enum class Epoch {
+  kNone,        // no access epoch at all
+  kLockAll,     // inside lock_all
+  kLockTarget,  // inside a shared lock on the target
+  kLockOther,   // inside a shared lock on a different rank only
+};
+
+struct CallArgs {
+  MPI_Win win;
+  int target;
+  int size;
+  const int* origin;  // kInts ints
+  int* result;        // kInts ints, must stay at kGetSentinel
+};
+
+// The MPI standard's class for a bad lock type is MPI_ERR_LOCKTYPE, but
+// MPICH 4.0.2 reports MPI_ERR_ARG and the shim matches MPICH; such rows
+// take their expected class from native MPICH.
+constexpr int kAsNativeMpich = -1;
+
+struct BadCall {
+  const char* name;
+  int expected_class;
+  // Whether native MPICH detects the mistake without crashing or writing
+  // memory, so its class can serve as a reference.
+  bool native_detects;
+  Epoch epoch;
+  int (*call)(const CallArgs&);
+};
+
+MPI_Datatype Committed(MPI_Datatype t) {
+  MPI_Type_commit(&t);
+  return t;
+}
+
+const BadCall kBadCalls[] = {
+    {"PutPastTheEnd", MPI_ERR_RMA_RANGE, false, Epoch::kLockAll,
+     [](const CallArgs& a) {
+       return MPI_Put(a.origin, 1, MPI_INT, a.target, kInts, 1, MPI_INT,
+                      a.win);
+     }},
+    {"PutStraddlingTheEnd", MPI_ERR_RMA_RANGE, false, Epoch::kLockTarget,
+     [](const CallArgs& a) {
+       return MPI_Put(a.origin, 4, MPI_INT, a.target, kInts - 2, 4, MPI_INT,
+                      a.win);
+     }},
+    {"GetPastTheEnd", MPI_ERR_RMA_RANGE, false, Epoch::kLockAll,
+     [](const CallArgs& a) {
+       return MPI_Get(a.result, 2, MPI_INT, a.target, kInts, 2, MPI_INT,
+                      a.win);
+     }},
+    {"GetStraddlingTheEnd", MPI_ERR_RMA_RANGE, false, Epoch::kLockTarget,
+     [](const CallArgs& a) {
+       return MPI_Get(a.result, kInts, MPI_INT, a.target, 1, kInts, MPI_INT,
+                      a.win);
+     }},
+    {"PutVectorExtentOvershoots", MPI_ERR_RMA_RANGE, false, Epoch::kLockAll,
+     [](const CallArgs& a) {
+       // Two ints kInts apart: the second lies just past the window.
+       MPI_Datatype t;
+       MPI_Type_vector(2, 1, kInts, MPI_INT, &t);
+       t = Committed(t);
+       const int rc = MPI_Put(a.origin, 2, MPI_INT, a.target, 0, 1, t, a.win);
+       MPI_Type_free(&t);
+       return rc;
+     }},
+    {"GetResizedCountOvershoots", MPI_ERR_RMA_RANGE, false, Epoch::kLockAll,
+     [](const CallArgs& a) {
+       // Ints 12 bytes apart: three fit in 32 bytes, the fourth does not.
+       MPI_Datatype t;
+       MPI_Type_create_resized(MPI_INT, 0, 12, &t);
+       t = Committed(t);
+       const int rc = MPI_Get(a.result, 4, MPI_INT, a.target, 0, 4, t, a.win);
+       MPI_Type_free(&t);
+       return rc;
+     }},
+    {"PutDisplacementOverflows", MPI_ERR_RMA_RANGE, false, Epoch::kLockAll,
+     [](const CallArgs& a) {
+       const MPI_Aint huge = std::numeric_limits<MPI_Aint>::max() / 2;
+       return MPI_Put(a.origin, 1, MPI_INT, a.target, huge, 1, MPI_INT,
+                      a.win);
+     }},
+    {"PutNegativeDisplacement", MPI_ERR_DISP, true, Epoch::kLockAll,
+     [](const CallArgs& a) {
+       return MPI_Put(a.origin, 1, MPI_INT, a.target, -1, 1, MPI_INT, a.win);
+     }},
+    {"GetNegativeDisplacement", MPI_ERR_DISP, true, Epoch::kLockTarget,
+     [](const CallArgs& a) {
+       return MPI_Get(a.result, 1, MPI_INT, a.target, -4, 1, MPI_INT, a.win);
+     }},
+    {"PutTargetRankIsSize", MPI_ERR_RANK, true, Epoch::kLockAll,
+     [](const CallArgs& a) {
+       return MPI_Put(a.origin, 1, MPI_INT, a.size, 0, 1, MPI_INT, a.win);
+     }},
+    {"GetTargetRankBelowProcNull", MPI_ERR_RANK, true, Epoch::kLockAll,
+     [](const CallArgs& a) {
+       return MPI_Get(a.result, 1, MPI_INT, MPI_PROC_NULL - 1, 0, 1, MPI_INT,
+                      a.win);
+     }},
+    {"PutTargetRankVeryNegative", MPI_ERR_RANK, true, Epoch::kLockAll,
+     [](const CallArgs& a) {
+       return MPI_Put(a.origin, 1, MPI_INT, -100, 0, 1, MPI_INT, a.win);
+     }},
+    {"PutOutsideAnyEpoch", MPI_ERR_RMA_SYNC, true, Epoch::kNone,
+     [](const CallArgs& a) {
+       return MPI_Put(a.origin, 1, MPI_INT, a.target, 0, 1, MPI_INT, a.win);
+     }},
+    {"GetOutsideAnyEpoch", MPI_ERR_RMA_SYNC, true, Epoch::kNone,
+     [](const CallArgs& a) {
+       return MPI_Get(a.result, 1, MPI_INT, a.target, 0, 1, MPI_INT, a.win);
+     }},
+    // MPICH lets this one through and writes.
+    {"PutToATargetThatIsNotLocked", MPI_ERR_RMA_SYNC, false, Epoch::kLockOther,
+     [](const CallArgs& a) {
+       return MPI_Put(a.origin, 1, MPI_INT, a.target, 0, 1, MPI_INT, a.win);
+     }},
+    {"UnlockOfAnUnlockedTarget", MPI_ERR_RMA_SYNC, true, Epoch::kNone,
+     [](const CallArgs& a) { return MPI_Win_unlock(a.target, a.win); }},
+    // MPICH asserts on this one.
+    {"UnlockOfATargetOtherThanTheLockedOne", MPI_ERR_RMA_SYNC, false,
+     Epoch::kLockOther,
+     [](const CallArgs& a) { return MPI_Win_unlock(a.target, a.win); }},
+    {"UnlockAllWithoutLockAll", MPI_ERR_RMA_SYNC, true, Epoch::kNone,
+     [](const CallArgs& a) { return MPI_Win_unlock_all(a.win); }},
+    {"FlushOutsideAnyEpoch", MPI_ERR_RMA_SYNC, true, Epoch::kNone,
+     [](const CallArgs& a) { return MPI_Win_flush(a.target, a.win); }},
+    {"DoubleLockOfOneTarget", MPI_ERR_RMA_SYNC, true, Epoch::kLockTarget,
+     [](const CallArgs& a) {
+       return MPI_Win_lock(MPI_LOCK_EXCLUSIVE, a.target, 0, a.win);
+     }},
+    {"LockAllInsideLockAll", MPI_ERR_RMA_SYNC, true, Epoch::kLockAll,
+     [](const CallArgs& a) { return MPI_Win_lock_all(0, a.win); }},
+    {"BadLockType", kAsNativeMpich, true, Epoch::kNone,
+     [](const CallArgs& a) { return MPI_Win_lock(12345, a.target, 0, a.win); }},
+    {"PutNegativeOriginCount", MPI_ERR_COUNT, true, Epoch::kLockAll,
+     [](const CallArgs& a) {
+       return MPI_Put(a.origin, -1, MPI_INT, a.target, 0, 1, MPI_INT, a.win);
+     }},
+    {"PutNegativeTargetCount", MPI_ERR_COUNT, true, Epoch::kLockAll,
+     [](const CallArgs& a) {
+       return MPI_Put(a.origin, 1, MPI_INT, a.target, 0, -1, MPI_INT, a.win);
+     }},
+    {"GetNegativeCounts", MPI_ERR_COUNT, true, Epoch::kLockTarget,
+     [](const CallArgs& a) {
+       return MPI_Get(a.result, -2, MPI_INT, a.target, 0, -2, MPI_INT, a.win);
+     }},
+    {"PutNullDatatype", MPI_ERR_TYPE, true, Epoch::kLockAll,
+     [](const CallArgs& a) {
+       return MPI_Put(a.origin, 1, MPI_DATATYPE_NULL, a.target, 0, 1, MPI_INT,
+                      a.win);
+     }},
+    {"AccumulateNegativeDisplacement", MPI_ERR_DISP, true, Epoch::kLockAll,
+     [](const CallArgs& a) {
+       return MPI_Accumulate(a.origin, 1, MPI_INT, a.target, -1, 1, MPI_INT,
+                             MPI_SUM, a.win);
+     }},
+    {"FetchAndOpTargetRankIsSize", MPI_ERR_RANK, true, Epoch::kLockAll,
+     [](const CallArgs& a) {
+       return MPI_Fetch_and_op(a.origin, a.result, MPI_INT, a.size, 0,
+                               MPI_SUM, a.win);
+     }},
+};
+
+// Opens the epoch a row asks for around `target`; false when the row cannot
+// be set up here (kLockOther needs a second rank).
+bool OpenEpoch(MPI_Win win, Epoch epoch, int target, int size) {
+  switch (epoch) {
+    case Epoch::kNone:
+      return true;
+    case Epoch::kLockAll:
+      return MPI_Win_lock_all(0, win) == MPI_SUCCESS;
+    case Epoch::kLockTarget:
+      return MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win) == MPI_SUCCESS;
+    case Epoch::kLockOther:
+      return size > 1 && MPI_Win_lock(MPI_LOCK_SHARED, (target + 1) % size, 0,
+                                      win) == MPI_SUCCESS;
+  }
+  return false;
+}
+
+void CloseEpoch(MPI_Win win, Epoch epoch, int target, int size) {
+  switch (epoch) {
+    case Epoch::kNone:
+      break;
+    case Epoch::kLockAll:
+      EXPECT_EQ(MPI_Win_unlock_all(win), MPI_SUCCESS);
+      break;
+    case Epoch::kLockTarget:
+      EXPECT_EQ(MPI_Win_unlock(target, win), MPI_SUCCESS);
+      break;
+    case Epoch::kLockOther:
+      EXPECT_EQ(MPI_Win_unlock((target + 1) % size, win), MPI_SUCCESS);
+      break;
+  }
+}
+
+// Issues `bad` to each of `targets` from inside the epoch it asks for;
+// returns the error class per target (-1 where it could not run).
+std::vector<int> RunBadCall(const BadCall& bad, MPI_Win win,
+                            const std::vector<int>& targets,
+                            std::vector<int>& result) {
+  const int size = Size();
+  std::vector<int> origin(kInts);
+  for (int i = 0; i < kInts; ++i) origin[i] = -(Rank() * 100 + i + 1);
+  std::vector<int> classes;
+  // An epoch that does not depend on the target is opened once.
+  const bool shared_epoch =
+      bad.epoch == Epoch::kNone || bad.epoch == Epoch::kLockAll;
+  if (shared_epoch) OpenEpoch(win, bad.epoch, 0, size);
+  for (int t : targets) {
+    if (!shared_epoch && !OpenEpoch(win, bad.epoch, t, size)) {
+      classes.push_back(-1);
+      continue;
+    }
+    const CallArgs args{win, t, size, origin.data(), result.data()};
+    classes.push_back(ErrorClass(bad.call(args)));
+    if (!shared_epoch) CloseEpoch(win, bad.epoch, t, size);
+  }
+  if (shared_epoch) CloseEpoch(win, bad.epoch, 0, size);
+  return classes;
+}
+
+// One managed and one native window for every test in this file but the
+// node-window one: window creation is collective and slow on oversubscribed
+// nodes. Tests leave them without an epoch and with WindowValue contents.
+class SharedWindows : public testing::Environment {
+ public:
+  void SetUp() override {
+    managed = new AllocWindow(kInts * sizeof(int), sizeof(int));
+    rmashim_test::OptOutInfo opt_out;
+    native = new AllocWindow(
+        rmashim_test::NativeSafeBytes(kInts * sizeof(int)), sizeof(int),
+        opt_out.get());
+    MPI_Win_set_errhandler(managed->win(), MPI_ERRORS_RETURN);
+    MPI_Win_set_errhandler(native->win(), MPI_ERRORS_RETURN);
+    int* mem = managed->base<int>();
+    for (int i = 0; i < kInts; ++i) mem[i] = WindowValue(Rank(), i);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  void TearDown() override {
+    delete managed;
+    delete native;
+  }
+  AllocWindow* managed = nullptr;
+  AllocWindow* native = nullptr;
+};
+
+SharedWindows* const g_windows = static_cast<SharedWindows*>(
+    testing::AddGlobalTestEnvironment(new SharedWindows));
+
+// Checks this rank's managed window still holds WindowValue and restores it
+// so one failing test does not blame the next. Collective.
+void ExpectWindowUntouchedAndRestore(const char* what) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  int* mem = g_windows->managed->base<int>();
+  const int rank = Rank();
+  for (int i = 0; i < kInts; ++i) {
+    EXPECT_EQ(mem[i], WindowValue(rank, i)) << what << ": window int " << i;
+    mem[i] = WindowValue(rank, i);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// The shared managed window still works: a lock epoch and a lock_all epoch
+// move data as usual. Collective.
+void ExpectWindowStillWorks() {
+  const int rank = Rank(), size = Size();
+  const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+  const MPI_Win win = g_windows->managed->win();
+  int* mem = g_windows->managed->base<int>();
+  int got = -1;
+  ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, next, 0, win), MPI_SUCCESS);
+  EXPECT_EQ(MPI_Get(&got, 1, MPI_INT, next, kInts - 1, 1, MPI_INT, win),
+            MPI_SUCCESS);
+  ASSERT_EQ(MPI_Win_unlock(next, win), MPI_SUCCESS);
+  EXPECT_EQ(got, WindowValue(next, kInts - 1));
+  MPI_Barrier(MPI_COMM_WORLD);  // every get above read the old value
+  const int value = 42 + rank;
+  ASSERT_EQ(MPI_Win_lock_all(0, win), MPI_SUCCESS);
+  EXPECT_EQ(MPI_Put(&value, 1, MPI_INT, next, kInts - 1, 1, MPI_INT, win),
+            MPI_SUCCESS);
+  ASSERT_EQ(MPI_Win_unlock_all(win), MPI_SUCCESS);
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_EQ(mem[kInts - 1], 42 + prev);
+  mem[kInts - 1] = WindowValue(rank, kInts - 1);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+class ShimBadCallTest : public testing::TestWithParam<int> {};
+
+TEST_P(ShimBadCallTest, ReturnsTheClassAndWritesNothing) {
+  const BadCall& bad = kBadCalls[GetParam()];
+  const int rank = Rank(), size = Size();
+  ASSERT_EQ(g_windows->managed->rc(), MPI_SUCCESS);
+  ASSERT_EQ(g_windows->native->rc(), MPI_SUCCESS);
+  const MPI_Win managed = g_windows->managed->win();
+  ASSERT_TRUE(IsManaged(managed));
+  ASSERT_FALSE(IsManaged(g_windows->native->win()));
+
+  int expected = bad.expected_class;
+  if (bad.native_detects) {
+    // The reference: native MPICH on one remote target.
+    std::vector<int> result(kInts, kGetSentinel);
+    const int native_class = RunBadCall(bad, g_windows->native->win(),
+                                        {(rank + 1) % size}, result)[0];
+    if (expected == kAsNativeMpich) {
+      expected = native_class;
+      EXPECT_TRUE(expected == MPI_ERR_LOCKTYPE || expected == MPI_ERR_ARG)
+          << "native MPICH gave class " << expected;
+    }
+    EXPECT_EQ(native_class, expected) << "native MPICH (the reference)";
+  }
+
+  // The shim, against every target: self, node-local peers, other nodes.
+  std::vector<int> targets(size);
+  for (int t = 0; t < size; ++t) targets[t] = t;
+  std::vector<int> result(kInts, kGetSentinel);
+  const std::vector<int> classes = RunBadCall(bad, managed, targets, result);
+  for (int t = 0; t < size; ++t) {
+    EXPECT_EQ(classes[t], expected) << bad.name << ", target " << t;
+  }
+  for (int i = 0; i < kInts; ++i) {
+    EXPECT_EQ(result[i], kGetSentinel) << "get buffer int " << i;
+  }
+  ExpectWindowUntouchedAndRestore(bad.name);
+  ExpectWindowStillWorks();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, ShimBadCallTest, testing::Range(0, int(std::size(kBadCalls))),
+    [](const testing::TestParamInfo<int>& info) {
+      return std::string(kBadCalls[info.param].name);
+    });
+
+// MPI_PROC_NULL is a valid target: every operation on it succeeds and moves
+// nothing.
+TEST(ShimErrorTest, ProcNullTargetIsANoOp) {
+  const MPI_Win win = g_windows->managed->win();
+  ASSERT_TRUE(IsManaged(win));
+  std::vector<int> origin(kInts, -5), result(kInts, kGetSentinel);
+  int compare = 0;
+  for (int sync = 0; sync < 2; ++sync) {
+    if (sync == 0) {
+      ASSERT_EQ(MPI_Win_lock_all(0, win), MPI_SUCCESS);
+    } else {
+      ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, MPI_PROC_NULL, 0, win),
+                MPI_SUCCESS);
+    }
+    EXPECT_EQ(MPI_Put(origin.data(), kInts, MPI_INT, MPI_PROC_NULL, 0, kInts,
+                      MPI_INT, win),
+              MPI_SUCCESS);
+    EXPECT_EQ(MPI_Get(result.data(), kInts, MPI_INT, MPI_PROC_NULL, 0, kInts,
+                      MPI_INT, win),
+              MPI_SUCCESS);
+    EXPECT_EQ(MPI_Accumulate(origin.data(), kInts, MPI_INT, MPI_PROC_NULL, 0,
+                             kInts, MPI_INT, MPI_SUM, win),
+              MPI_SUCCESS);
+    EXPECT_EQ(MPI_Fetch_and_op(origin.data(), result.data(), MPI_INT,
+                               MPI_PROC_NULL, 0, MPI_SUM, win),
+              MPI_SUCCESS);
+    EXPECT_EQ(MPI_Compare_and_swap(origin.data(), &compare, result.data(),
+                                   MPI_INT, MPI_PROC_NULL, 0, win),
+              MPI_SUCCESS);
+    EXPECT_EQ(MPI_Win_flush(MPI_PROC_NULL, win), MPI_SUCCESS);
+    if (sync == 0) {
+      ASSERT_EQ(MPI_Win_unlock_all(win), MPI_SUCCESS);
+    } else {
+      ASSERT_EQ(MPI_Win_unlock(MPI_PROC_NULL, win), MPI_SUCCESS);
+    }
+  }
+  for (int i = 0; i < kInts; ++i) EXPECT_EQ(result[i], kGetSentinel);
+  ExpectWindowUntouchedAndRestore("MPI_PROC_NULL");
+}
+
+// Range errors of the accumulate family on a window the shim serves in
+// shared memory (one node).
+TEST(ShimErrorTest, AccumulateFamilyRangeErrorsOnANodeWindow) {
+  ScopedComm node(rmashim_test::SplitNodeComm());
+  const int node_rank = Rank(node.get()), node_size = Size(node.get());
+  AllocWindow w(kInts * sizeof(int), sizeof(int), MPI_INFO_NULL, node.get());
+  ASSERT_EQ(w.rc(), MPI_SUCCESS);
+  ASSERT_TRUE(IsManaged(w.win()));
+  MPI_Win_set_errhandler(w.win(), MPI_ERRORS_RETURN);
+  int* mem = w.base<int>();
+  for (int i = 0; i < kInts; ++i) mem[i] = WindowValue(node_rank, i);
+  MPI_Barrier(node.get());
+  std::vector<int> origin(kInts, 3), result(kInts, kGetSentinel);
+  int compare = WindowValue(0, 0);
+  ASSERT_EQ(MPI_Win_lock_all(0, w.win()), MPI_SUCCESS);
+  for (int t = 0; t < node_size; ++t) {
+    EXPECT_EQ(ErrorClass(MPI_Accumulate(origin.data(), 2, MPI_INT, t,
+                                        kInts - 1, 2, MPI_INT, MPI_SUM,
+                                        w.win())),
+              MPI_ERR_RMA_RANGE)
+        << "accumulate, node rank " << t;
+    EXPECT_EQ(ErrorClass(MPI_Get_accumulate(
+                  origin.data(), 1, MPI_INT, result.data(), 1, MPI_INT, t,
+                  kInts, 1, MPI_INT, MPI_REPLACE, w.win())),
+              MPI_ERR_RMA_RANGE)
+        << "get_accumulate, node rank " << t;
+    EXPECT_EQ(ErrorClass(MPI_Fetch_and_op(origin.data(), result.data(),
+                                          MPI_INT, t, kInts, MPI_SUM,
+                                          w.win())),
+              MPI_ERR_RMA_RANGE)
+        << "fetch_and_op, node rank " << t;
+    EXPECT_EQ(ErrorClass(MPI_Compare_and_swap(origin.data(), &compare,
+                                              result.data(), MPI_INT, t,
+                                              kInts + 3, w.win())),
+              MPI_ERR_RMA_RANGE)
+        << "compare_and_swap, node rank " << t;
+  }
+  ASSERT_EQ(MPI_Win_unlock_all(w.win()), MPI_SUCCESS);
+  for (int i = 0; i < kInts; ++i) EXPECT_EQ(result[i], kGetSentinel);
+  MPI_Barrier(node.get());
+  for (int i = 0; i < kInts; ++i) {
+    EXPECT_EQ(mem[i], WindowValue(node_rank, i)) << "int " << i;
+  }
+}
+
+// A handler made with MPI_Win_create_errhandler sees the window and the
+// class of each failure, and the call still returns the error.
+struct HandlerLog {
+  int calls = 0;
+  MPI_Win win = MPI_WIN_NULL;
+  int last_class = MPI_SUCCESS;
+};
+HandlerLog g_handler_log;
+
+void RecordingHandler(MPI_Win* win, int* code, ...) {
+  ++g_handler_log.calls;
+  g_handler_log.win = *win;
+  g_handler_log.last_class = ErrorClass(*code);
+}
+
+TEST(ShimErrorTest, CustomErrorHandlerSeesTheClass) {
+  const int size = Size();
+  const int next = (Rank() + 1) % size;
+  const MPI_Win win = g_windows->managed->win();
+  ASSERT_TRUE(IsManaged(win));
+  MPI_Errhandler handler;
+  ASSERT_EQ(MPI_Win_create_errhandler(RecordingHandler, &handler),
+            MPI_SUCCESS);
+  ASSERT_EQ(MPI_Win_set_errhandler(win, handler), MPI_SUCCESS);
+  MPI_Errhandler got_handler;
+  MPI_Win_get_errhandler(win, &got_handler);
+  EXPECT_EQ(got_handler, handler);
+  MPI_Errhandler_free(&got_handler);
+  int got = kGetSentinel;
+
+  struct Step {
+    const char* what;
+    int expected_class;
+  };
+  const int value = 1;
+  auto expect_handled = [&](int rc, const Step& step) {
+    EXPECT_EQ(ErrorClass(rc), step.expected_class) << step.what;
+    EXPECT_EQ(g_handler_log.calls, 1) << step.what;
+    EXPECT_EQ(g_handler_log.win, win) << step.what;
+    EXPECT_EQ(g_handler_log.last_class, step.expected_class) << step.what;
+    g_handler_log = {};
+  };
+  g_handler_log = {};
+  expect_handled(MPI_Win_unlock(next, win),
+                 {"unlock without lock", MPI_ERR_RMA_SYNC});
+  ASSERT_EQ(MPI_Win_lock_all(0, win), MPI_SUCCESS);
+  EXPECT_EQ(g_handler_log.calls, 0);
+  expect_handled(
+      MPI_Put(&value, 1, MPI_INT, next, kInts, 1, MPI_INT, win),
+      {"put past the end", MPI_ERR_RMA_RANGE});
+  expect_handled(MPI_Put(&value, 1, MPI_INT, size, 0, 1, MPI_INT, win),
+                 {"put to rank size", MPI_ERR_RANK});
+  expect_handled(MPI_Accumulate(&value, 1, MPI_INT, size, 0, 1, MPI_INT,
+                                MPI_SUM, win),
+                 {"accumulate to rank size", MPI_ERR_RANK});
+  expect_handled(
+      MPI_Get(&got, 1, MPI_INT, next, -1, 1, MPI_INT, win),
+      {"get at a negative displacement", MPI_ERR_DISP});
+  // A correct call does not reach the handler.
+  EXPECT_EQ(MPI_Put(&value, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win),
+            MPI_SUCCESS);
+  EXPECT_EQ(g_handler_log.calls, 0);
+  ASSERT_EQ(MPI_Win_unlock_all(win), MPI_SUCCESS);
+  EXPECT_EQ(got, kGetSentinel);
+  MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);  // as the other tests expect
+  MPI_Errhandler_free(&handler);
+  ExpectWindowUntouchedAndRestore("custom handler");
+}
+
+}  // namespace
