@@ -88,6 +88,7 @@ dart_ret_t Accumulate(const dart_gptr_t& g, const void* values, size_t nelem,
 }  // namespace
 }  // namespace rmashim::dart
 
+using namespace rmashim;
 using namespace rmashim::dart;
 
 extern "C" {

@@ -57,6 +57,7 @@ bool ValidUnit(dart_global_unit_t u) { return u.id >= 0 && u.id < g_dart.size; }
 }  // namespace
 }  // namespace rmashim::dart
 
+using namespace rmashim;
 using namespace rmashim::dart;
 
 extern "C" {

@@ -157,6 +157,7 @@ dart_ret_t FreeSegment(const dart_gptr_t& gptr, bool registered) {
 }  // namespace
 }  // namespace rmashim::dart
 
+using namespace rmashim;
 using namespace rmashim::dart;
 
 extern "C" {

@@ -40,7 +40,7 @@ class Heap {
   static int ChunkOf(uint64_t offset) {
     return 63 - __builtin_clzll(offset / kChunk0 + 1);
   }
-  static constexpr uint64_t kReserve = Start(kChunks);
+  static constexpr uint64_t kReserve = kChunk0 * ((uint64_t{1} << kChunks) - 1);
 
   Heap() = default;
   Heap(const Heap&) = delete;

@@ -113,6 +113,7 @@ void DestroyLock(dart_lock_t lock) {
 
 }  // namespace rmashim::dart
 
+using namespace rmashim;
 using namespace rmashim::dart;
 
 extern "C" {

@@ -257,6 +257,7 @@ dart_ret_t TestAll(dart_handle_t handles[], size_t n, bool local_only,
 }  // namespace
 }  // namespace rmashim::dart
 
+using namespace rmashim;
 using namespace rmashim::dart;
 
 extern "C" {

@@ -48,6 +48,7 @@ dart_ret_t AgreeOnTeamId(const Team& parent, bool ok, int* id) {
 }  // namespace
 }  // namespace rmashim::dart
 
+using namespace rmashim;
 using namespace rmashim::dart;
 
 extern "C" {

@@ -1,0 +1,71 @@
+// Helpers shared by the DART test suites.
+#ifndef RMASHIM_TESTS_DART_TEST_UTIL_H_
+#define RMASHIM_TESTS_DART_TEST_UTIL_H_
+
+#include <mpi.h>
+
+#include <vector>
+
+#include <dart/dart.h>
+
+namespace dart_testing {
+
+inline int MyId() {
+  dart_global_unit_t u;
+  dart_myid(&u);
+  return u.id;
+}
+
+inline int Size() {
+  size_t n = 0;
+  dart_size(&n);
+  return static_cast<int>(n);
+}
+
+inline int TeamMyId(dart_team_t team) {
+  dart_team_unit_t u;
+  dart_team_myid(team, &u);
+  return u.id;
+}
+
+inline int TeamSize(dart_team_t team) {
+  size_t n = 0;
+  dart_team_size(team, &n);
+  return static_cast<int>(n);
+}
+
+// Every unit's value of `g` (collective over `team`).
+inline std::vector<dart_gptr_t> AllGptrs(dart_gptr_t g,
+                                         dart_team_t team = DART_TEAM_ALL) {
+  std::vector<dart_gptr_t> all(TeamSize(team));
+  dart_allgather(&g, all.data(), sizeof(dart_gptr_t), DART_TYPE_BYTE, team);
+  return all;
+}
+
+// `g` moved to `unit` and `bytes` further.
+inline dart_gptr_t At(dart_gptr_t g, int unit, int64_t bytes = 0) {
+  dart_gptr_setunit(&g, DART_TEAM_UNIT_ID(unit));
+  dart_gptr_incaddr(&g, bytes);
+  return g;
+}
+
+// For every global unit, whether it shares this unit's node as MPI sees it
+// (honours the simulated two-node layouts). Collective.
+inline std::vector<bool> NodeLocalUnits() {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                      &node);
+  int leader = MyId();
+  MPI_Bcast(&leader, 1, MPI_INT, 0, node);
+  MPI_Comm_free(&node);
+  std::vector<int> leaders(Size());
+  MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT,
+                MPI_COMM_WORLD);
+  std::vector<bool> local(Size());
+  for (int u = 0; u < Size(); ++u) local[u] = leaders[u] == leader;
+  return local;
+}
+
+}  // namespace dart_testing
+
+#endif  // RMASHIM_TESTS_DART_TEST_UTIL_H_
