@@ -104,6 +104,19 @@ const BadCall kBadCalls[] = {
        MPI_Type_free(&t);
        return rc;
      }},
+    {"PutHindexedReachesBelowTheStart", MPI_ERR_RMA_RANGE, false,
+     Epoch::kLockAll,
+     [](const CallArgs& a) {
+       // One int at displacement 0 and one 8 bytes before it.
+       const int blocks[] = {1, 1};
+       const MPI_Aint displs[] = {0, -8};
+       MPI_Datatype t;
+       MPI_Type_create_hindexed(2, blocks, displs, MPI_INT, &t);
+       t = Committed(t);
+       const int rc = MPI_Put(a.origin, 2, MPI_INT, a.target, 1, 1, t, a.win);
+       MPI_Type_free(&t);
+       return rc;
+     }},
     {"PutDisplacementOverflows", MPI_ERR_RMA_RANGE, false, Epoch::kLockAll,
      [](const CallArgs& a) {
        const MPI_Aint huge = std::numeric_limits<MPI_Aint>::max() / 2;

@@ -239,48 +239,76 @@ TEST(ShimSyncTest, LocksOnSeveralTargetsAtOnce) {
   }
 }
 
-// Exclusive writers and lock_all readers exclude each other: a writer's
-// two-step update of a pair is never seen half done.
-TEST(ShimSyncTest, LockAllExcludesExclusiveWriters) {
+// Exclusive locks and lock_all exclude each other, checked with a handshake
+// instead of luck: one side signals (by message) that it holds its lock,
+// then dawdles between two halves of an update or of a read; the other side
+// only then asks for the conflicting lock, so any overlap tears the pair.
+TEST(ShimSyncTest, LockAllAndExclusiveLocksExcludeEachOther) {
   const int rank = Rank(), size = Size();
-  const int target = size - 1;
-  const bool writer = rank % 2 == 0;
+  const int target = size - 1, writer = 0;
+  constexpr int kDawdleMicros = 30 * 1000;
   AllocWindow w(2 * sizeof(int), sizeof(int));
   ASSERT_EQ(w.rc(), MPI_SUCCESS);
   EXPECT_TRUE(IsManaged(w.win()));
   w.base<int>()[0] = w.base<int>()[1] = 0;
   MPI_Barrier(MPI_COMM_WORLD);
-  constexpr int kRounds = 20;
-  int torn = 0;
-  for (int i = 0; i < kRounds; ++i) {
-    if (writer) {
-      const int value = (i + 1) * size + rank;
-      ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, w.win()),
-                MPI_SUCCESS);
-      MPI_Put(&value, 1, MPI_INT, target, 0, 1, MPI_INT, w.win());
-      MPI_Win_flush(target, w.win());
-      sched_yield();  // widen the window in which a reader could slip in
-      MPI_Put(&value, 1, MPI_INT, target, 1, 1, MPI_INT, w.win());
-      ASSERT_EQ(MPI_Win_unlock(target, w.win()), MPI_SUCCESS);
-    } else {
-      int pair[2] = {-1, -2};
-      ASSERT_EQ(MPI_Win_lock_all(0, w.win()), MPI_SUCCESS);
-      MPI_Get(&pair[0], 1, MPI_INT, target, 0, 1, MPI_INT, w.win());
-      MPI_Win_flush(target, w.win());
-      sched_yield();
-      MPI_Get(&pair[1], 1, MPI_INT, target, 1, 1, MPI_INT, w.win());
-      ASSERT_EQ(MPI_Win_unlock_all(w.win()), MPI_SUCCESS);
-      torn += pair[0] != pair[1];
+  int value = 0;
+  // Round 1: the writer holds the exclusive lock; readers ask for lock_all.
+  ++value;
+  if (rank == writer) {
+    ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, w.win()),
+              MPI_SUCCESS);
+    MPI_Put(&value, 1, MPI_INT, target, 0, 1, MPI_INT, w.win());
+    MPI_Win_flush(target, w.win());
+    for (int r = 0; r < size; ++r) {
+      if (r != writer) MPI_Send(&value, 1, MPI_INT, r, 1, MPI_COMM_WORLD);
     }
+    usleep(kDawdleMicros);
+    MPI_Put(&value, 1, MPI_INT, target, 1, 1, MPI_INT, w.win());
+    ASSERT_EQ(MPI_Win_unlock(target, w.win()), MPI_SUCCESS);
+  } else {
+    int token = 0;
+    MPI_Recv(&token, 1, MPI_INT, writer, 1, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+    int pair[2] = {-1, -2};
+    ASSERT_EQ(MPI_Win_lock_all(0, w.win()), MPI_SUCCESS);
+    MPI_Get(pair, 2, MPI_INT, target, 0, 2, MPI_INT, w.win());
+    ASSERT_EQ(MPI_Win_unlock_all(w.win()), MPI_SUCCESS);
+    EXPECT_EQ(pair[0], value) << "lock_all granted during an exclusive lock";
+    EXPECT_EQ(pair[1], value) << "lock_all granted during an exclusive lock";
   }
-  EXPECT_EQ(torn, 0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  // Round 2: readers hold lock_all; the writer asks for the exclusive lock.
+  ++value;
+  if (rank == writer) {
+    for (int r = 0; r < size; ++r) {
+      int token = 0;
+      if (r != writer) {
+        MPI_Recv(&token, 1, MPI_INT, r, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      }
+    }
+    ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, w.win()),
+              MPI_SUCCESS);
+    const int pair[2] = {value, value};
+    MPI_Put(pair, 2, MPI_INT, target, 0, 2, MPI_INT, w.win());
+    ASSERT_EQ(MPI_Win_unlock(target, w.win()), MPI_SUCCESS);
+  } else {
+    int first = -1, second = -2;
+    ASSERT_EQ(MPI_Win_lock_all(0, w.win()), MPI_SUCCESS);
+    MPI_Get(&first, 1, MPI_INT, target, 0, 1, MPI_INT, w.win());
+    MPI_Win_flush(target, w.win());
+    MPI_Send(&first, 1, MPI_INT, writer, 2, MPI_COMM_WORLD);
+    usleep(kDawdleMicros);
+    MPI_Get(&second, 1, MPI_INT, target, 1, 1, MPI_INT, w.win());
+    ASSERT_EQ(MPI_Win_unlock_all(w.win()), MPI_SUCCESS);
+    EXPECT_EQ(first, value - 1);
+    EXPECT_EQ(second, value - 1)
+        << "exclusive lock granted during a lock_all epoch";
+  }
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == target) {
-    const int* mem = w.base<int>();
-    EXPECT_EQ(mem[0], mem[1]);
-    // The last writer left a value it wrote in its last round.
-    EXPECT_EQ(mem[0] / size, kRounds);
-    EXPECT_EQ(mem[0] % size % 2, 0);
+    EXPECT_EQ(w.base<int>()[0], value);
+    EXPECT_EQ(w.base<int>()[1], value);
   }
 }
 
@@ -340,7 +368,10 @@ TEST(ShimSyncTest, FenceEpochsMoveData) {
 }
 
 // Post-start-complete-wait around a ring: each rank exposes its window to
-// its left neighbour and accesses its right neighbour's.
+// its left neighbour and accesses its right neighbour's. No barrier between
+// rounds: a target refills its window (after dawdling) and only then posts,
+// so an access that does not wait for the post, or a wait that does not wait
+// for the complete, shows up as stale or overwritten data.
 TEST(ShimSyncTest, PscwRingExchange) {
   const int rank = Rank(), size = Size();
   const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
@@ -355,11 +386,11 @@ TEST(ShimSyncTest, PscwRingExchange) {
   MPI_Group_incl(world, 1, &next, &to_group);
   MPI_Group_incl(world, 1, &prev, &from_group);
   for (int round = 0; round < 3; ++round) {
+    usleep(10 * 1000);  // an early origin must wait for the post below
     for (int i = 0; i < kInts; ++i) {
       mem[i] = -1;
       mem[kInts + i] = (round * 100 + rank) * kInts + i;
     }
-    MPI_Barrier(MPI_COMM_WORLD);  // stores above precede the exposure
     ASSERT_EQ(MPI_Win_post(from_group, 0, w.win()), MPI_SUCCESS);
     ASSERT_EQ(MPI_Win_start(to_group, 0, w.win()), MPI_SUCCESS);
     std::vector<int> data(kInts), got(kInts, -2);
