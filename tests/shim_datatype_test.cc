@@ -16,7 +16,6 @@
 
 namespace {
 
-using rmashim_test::AllocWindow;
 using rmashim_test::IsManaged;
 using rmashim_test::OptOutInfo;
 using rmashim_test::PatternByte;
@@ -241,14 +240,22 @@ MPI_Aint FirstDifference(const std::byte* a, const std::byte* b,
 
 enum class Sync { kLockAll, kFence, kLockExclusive };
 
+// Which call creates the windows: MPI_Win_allocate (managed through
+// node-shared memory) or MPI_Win_create (which the shim may manage through
+// cross-memory attach).
+enum class Flavor { kAllocate, kCreate };
+
 struct Param {
+  Flavor flavor;
   bool put;
   Sync sync;
 };
 
 std::string ParamName(const testing::TestParamInfo<Param>& info) {
   static const char* kSync[] = {"LockAll", "Fence", "LockExclusive"};
-  return std::string(info.param.put ? "Put" : "Get") +
+  return std::string(info.param.flavor == Flavor::kAllocate ? "Allocate"
+                                                            : "Create") +
+         (info.param.put ? "Put" : "Get") +
          kSync[static_cast<int>(info.param.sync)];
 }
 
@@ -261,36 +268,65 @@ MPI_Aint RegionStart(int case_index, int origin, int size) {
   return (MPI_Aint(case_index) * size + origin) * kRegion;
 }
 
+// A window of either flavor; freed (collectively) on destruction.
+class TestWindow {
+ public:
+  TestWindow(Flavor flavor, MPI_Aint bytes, MPI_Info info) {
+    if (flavor == Flavor::kAllocate) {
+      MPI_Win_allocate(bytes, 1, info, MPI_COMM_WORLD, &base_, &win_);
+    } else {
+      storage_.resize(bytes);
+      base_ = storage_.data();
+      MPI_Win_create(base_, bytes, 1, info, MPI_COMM_WORLD, &win_);
+    }
+  }
+  ~TestWindow() { MPI_Win_free(&win_); }
+  TestWindow(const TestWindow&) = delete;
+  TestWindow& operator=(const TestWindow&) = delete;
+  MPI_Win win() const { return win_; }
+  std::byte* base() const { return static_cast<std::byte*>(base_); }
+
+ private:
+  std::vector<std::byte> storage_;
+  void* base_ = nullptr;
+  MPI_Win win_ = MPI_WIN_NULL;
+};
+
 class ShimDatatypeTest : public testing::TestWithParam<Param> {
  protected:
-  // One managed and one native window for the whole suite.
+  // Per flavor one window left to the shim and one opted out (native), for
+  // the whole suite: window creation is slow on oversubscribed nodes.
   static void SetUpTestSuite() {
     const MPI_Aint bytes = WindowBytes();  // a multiple of 16
-    managed_ = new AllocWindow(bytes, 1);
     OptOutInfo opt_out;
-    native_ = new AllocWindow(bytes, 1, opt_out.get());
+    for (Flavor f : {Flavor::kAllocate, Flavor::kCreate}) {
+      shim_[int(f)] = new TestWindow(f, bytes, MPI_INFO_NULL);
+      native_[int(f)] = new TestWindow(f, bytes, opt_out.get());
+    }
   }
   static void TearDownTestSuite() {
-    delete managed_;
-    delete native_;
+    for (int f = 0; f < 2; ++f) {
+      delete shim_[f];
+      delete native_[f];
+    }
   }
   static MPI_Aint WindowBytes() { return kNumCases * Size() * kRegion; }
 
-  // Refills both windows with this rank's pattern.
-  static void ResetWindows() {
+  // Refills both windows of `flavor` with this rank's pattern.
+  static void ResetWindows(Flavor flavor) {
     const std::vector<std::byte> fill =
         Patterned(Rank(), WindowBytes(), kWindowSalt);
-    std::memcpy(managed_->base(), fill.data(), fill.size());
-    std::memcpy(native_->base(), fill.data(), fill.size());
+    std::memcpy(shim_[int(flavor)]->base(), fill.data(), fill.size());
+    std::memcpy(native_[int(flavor)]->base(), fill.data(), fill.size());
     MPI_Barrier(MPI_COMM_WORLD);
   }
 
-  static AllocWindow* managed_;
-  static AllocWindow* native_;
+  static TestWindow* shim_[2];
+  static TestWindow* native_[2];
 };
 
-AllocWindow* ShimDatatypeTest::managed_ = nullptr;
-AllocWindow* ShimDatatypeTest::native_ = nullptr;
+TestWindow* ShimDatatypeTest::shim_[2] = {};
+TestWindow* ShimDatatypeTest::native_[2] = {};
 
 // Runs `access(target)` for every target of `win` inside one epoch of kind
 // `sync`.
@@ -336,8 +372,14 @@ struct CaseTypes {
 TEST_P(ShimDatatypeTest, EveryCaseMatchesModelAndNativeMpi) {
   const Param& p = GetParam();
   const int rank = Rank(), size = Size();
-  ASSERT_TRUE(IsManaged(managed_->win()));
-  ASSERT_FALSE(IsManaged(native_->win()));
+  TestWindow* const managed = shim_[int(p.flavor)];
+  TestWindow* const native = native_[int(p.flavor)];
+  // MPI_Win_create windows stay with MPI when the kernel refuses
+  // cross-memory attach; the comparison still holds then.
+  if (p.flavor == Flavor::kAllocate) {
+    ASSERT_TRUE(IsManaged(managed->win()));
+  }
+  ASSERT_FALSE(IsManaged(native->win()));
   const CaseTypes types;
   // Each case must fit its buffers, or the test itself would be erroneous.
   for (int c = 0; c < kNumCases; ++c) {
@@ -348,13 +390,13 @@ TEST_P(ShimDatatypeTest, EveryCaseMatchesModelAndNativeMpi) {
     ASSERT_GE(tlo, 0) << kCases[c].name;
     ASSERT_LE(thi, kRegion) << kCases[c].name;
   }
-  ResetWindows();
+  ResetWindows(p.flavor);
   const MPI_Aint window_bytes = WindowBytes();
 
   if (p.put) {
     const std::vector<std::byte> origin_buf =
         Patterned(rank, kOriginBytes, kOriginSalt);
-    for (AllocWindow* w : {managed_, native_}) {
+    for (TestWindow* w : {managed, native}) {
       ForEachTargetInEpoch(w->win(), p.sync, [&](int t) {
         for (int c = 0; c < kNumCases; ++c) {
           const Side &o = types.origin[c], &tg = types.target[c];
@@ -382,10 +424,10 @@ TEST_P(ShimDatatypeTest, EveryCaseMatchesModelAndNativeMpi) {
       for (int o = 0; o < size; ++o) {
         const MPI_Aint start = RegionStart(c, o, size);
         const std::byte* model = expected.data() + start;
-        EXPECT_EQ(FirstDifference(native_->base() + start, model, kRegion), -1)
+        EXPECT_EQ(FirstDifference(native->base() + start, model, kRegion), -1)
             << kCases[c].name << ": native MPICH differs from the model, "
             << "origin " << o;
-        EXPECT_EQ(FirstDifference(managed_->base() + start, model, kRegion),
+        EXPECT_EQ(FirstDifference(managed->base() + start, model, kRegion),
                   -1)
             << kCases[c].name << ": managed window differs from the model, "
             << "origin " << o;
@@ -393,7 +435,7 @@ TEST_P(ShimDatatypeTest, EveryCaseMatchesModelAndNativeMpi) {
     }
     // And nothing outside the regions (there is nothing outside them, but
     // the whole-window comparison guards the arithmetic above).
-    EXPECT_EQ(FirstDifference(managed_->base(), native_->base(), window_bytes),
+    EXPECT_EQ(FirstDifference(managed->base(), native->base(), window_bytes),
               -1)
         << "managed window differs from native MPICH";
   } else {
@@ -403,8 +445,8 @@ TEST_P(ShimDatatypeTest, EveryCaseMatchesModelAndNativeMpi) {
         Patterned(rank, kOriginBytes, kResultSalt);
     std::vector<std::vector<std::byte>> got_managed(kNumCases * size, fresh),
         got_native(kNumCases * size, fresh);
-    for (AllocWindow* w : {managed_, native_}) {
-      auto& got = w == managed_ ? got_managed : got_native;
+    for (TestWindow* w : {managed, native}) {
+      auto& got = w == managed ? got_managed : got_native;
       ForEachTargetInEpoch(w->win(), p.sync, [&](int t) {
         for (int c = 0; c < kNumCases; ++c) {
           const Side &o = types.origin[c], &tg = types.target[c];
@@ -439,18 +481,25 @@ TEST_P(ShimDatatypeTest, EveryCaseMatchesModelAndNativeMpi) {
     MPI_Barrier(MPI_COMM_WORLD);
     const std::vector<std::byte> fill =
         Patterned(rank, window_bytes, kWindowSalt);
-    EXPECT_EQ(FirstDifference(managed_->base(), fill.data(), window_bytes),
+    EXPECT_EQ(FirstDifference(managed->base(), fill.data(), window_bytes),
               -1);
   }
   MPI_Barrier(MPI_COMM_WORLD);  // nobody resets while others still read
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllCases, ShimDatatypeTest,
-    testing::Values(Param{true, Sync::kLockAll}, Param{true, Sync::kFence},
-                    Param{true, Sync::kLockExclusive},
-                    Param{false, Sync::kLockAll}, Param{false, Sync::kFence},
-                    Param{false, Sync::kLockExclusive}),
-    ParamName);
+std::vector<Param> AllParams() {
+  std::vector<Param> params;
+  for (Flavor f : {Flavor::kAllocate, Flavor::kCreate}) {
+    for (bool put : {true, false}) {
+      for (Sync sync : {Sync::kLockAll, Sync::kFence, Sync::kLockExclusive}) {
+        params.push_back({f, put, sync});
+      }
+    }
+  }
+  return params;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllCases, ShimDatatypeTest,
+                         testing::ValuesIn(AllParams()), ParamName);
 
 }  // namespace

@@ -367,24 +367,25 @@ TEST(ShimSyncTest, FenceEpochsMoveData) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// Post-start-complete-wait around a ring: each rank exposes its window to
-// its left neighbour and accesses its right neighbour's. No barrier between
-// rounds: a target refills its window (after dawdling) and only then posts,
-// so an access that does not wait for the post, or a wait that does not wait
-// for the complete, shows up as stale or overwritten data.
-TEST(ShimSyncTest, PscwRingExchange) {
-  const int rank = Rank(), size = Size();
+// Post-start-complete-wait around a ring of `comm`: each rank exposes its
+// window to its left neighbour and accesses its right neighbour's. No
+// barrier between rounds: a target refills its window (after dawdling) and
+// only then posts, so an access that does not wait for the post, or a wait
+// that does not wait for the complete, shows up as stale or overwritten
+// data.
+void PscwRing(MPI_Comm comm) {
+  const int rank = Rank(comm), size = Size(comm);
   const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
   constexpr int kInts = 4;
   // [0, kInts): written by prev; [kInts, 2*kInts): read by prev.
-  AllocWindow w(2 * kInts * sizeof(int), sizeof(int));
+  AllocWindow w(2 * kInts * sizeof(int), sizeof(int), MPI_INFO_NULL, comm);
   ASSERT_EQ(w.rc(), MPI_SUCCESS);
   EXPECT_TRUE(IsManaged(w.win()));
   int* mem = w.base<int>();
-  MPI_Group world, to_group, from_group;
-  MPI_Comm_group(MPI_COMM_WORLD, &world);
-  MPI_Group_incl(world, 1, &next, &to_group);
-  MPI_Group_incl(world, 1, &prev, &from_group);
+  MPI_Group group, to_group, from_group;
+  MPI_Comm_group(comm, &group);
+  MPI_Group_incl(group, 1, &next, &to_group);
+  MPI_Group_incl(group, 1, &prev, &from_group);
   for (int round = 0; round < 3; ++round) {
     usleep(10 * 1000);  // an early origin must wait for the post below
     for (int i = 0; i < kInts; ++i) {
@@ -402,7 +403,19 @@ TEST(ShimSyncTest, PscwRingExchange) {
                       w.win()),
               MPI_SUCCESS);
     ASSERT_EQ(MPI_Win_complete(w.win()), MPI_SUCCESS);
-    ASSERT_EQ(MPI_Win_wait(w.win()), MPI_SUCCESS);
+    if (round == 1) {
+      // MPI_Win_test instead of MPI_Win_wait this time.
+      const bool done = PollUntil(
+          [&] {
+            int flag = 0;
+            EXPECT_EQ(MPI_Win_test(w.win(), &flag), MPI_SUCCESS);
+            return flag != 0;
+          },
+          kTimeoutSeconds);
+      ASSERT_TRUE(done) << "MPI_Win_test never reported the exposure done";
+    } else {
+      ASSERT_EQ(MPI_Win_wait(w.win()), MPI_SUCCESS);
+    }
     for (int i = 0; i < kInts; ++i) {
       EXPECT_EQ(mem[i], (round * 100 + prev) * 7 + i) << "round " << round;
       EXPECT_EQ(got[i], (round * 100 + next) * kInts + i) << "round " << round;
@@ -410,8 +423,19 @@ TEST(ShimSyncTest, PscwRingExchange) {
   }
   MPI_Group_free(&to_group);
   MPI_Group_free(&from_group);
-  MPI_Group_free(&world);
-  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Group_free(&group);
+  MPI_Barrier(comm);
+}
+
+TEST(ShimSyncTest, PscwRingExchange) { PscwRing(MPI_COMM_WORLD); }
+
+// The same on a communicator whose ranks run opposite to the world's, so
+// groups must be translated to window ranks, not taken as world ranks.
+TEST(ShimSyncTest, PscwRingOnAReversedCommunicator) {
+  MPI_Comm reversed;
+  MPI_Comm_split(MPI_COMM_WORLD, 0, Size() - Rank(), &reversed);
+  ScopedComm comm(reversed);
+  PscwRing(comm.get());
 }
 
 // Inside a shim-served lock epoch, MPI's atomics and request-based
@@ -505,6 +529,57 @@ TEST(ShimSyncTest, PassedThroughOpsMixWithDirectOpsInALockEpoch) {
     for (int origin = 0; origin < size; ++origin) {
       EXPECT_EQ(mem[4 + origin], kRounds * 1000 + origin);
     }
+  }
+}
+
+// A spinlock built from MPI_Compare_and_swap inside one lock_all epoch
+// guards a plain get/put read-modify-write: atomics and ordinary put/get on
+// one window must be ordered by flush, whichever path the shim takes for
+// each.
+TEST(ShimSyncTest, CompareAndSwapSpinlockGuardsPutAndGet) {
+  const int rank = Rank(), size = Size();
+  const int owner = size - 1;  // holds the lock word and the counter
+  constexpr int kRounds = 4;
+  AllocWindow w(2 * sizeof(int64_t), sizeof(int64_t));
+  ASSERT_EQ(w.rc(), MPI_SUCCESS);
+  EXPECT_TRUE(IsManaged(w.win()));
+  int64_t* mem = w.base<int64_t>();
+  mem[0] = 0;  // lock word: 0 free, else holder rank + 1
+  mem[1] = 0;  // counter, only touched while holding the lock word
+  MPI_Barrier(MPI_COMM_WORLD);
+  ASSERT_EQ(MPI_Win_lock_all(0, w.win()), MPI_SUCCESS);
+  const int64_t mine = rank + 1, free_word = 0;
+  bool acquired_every_time = true;
+  for (int i = 0; i < kRounds && acquired_every_time; ++i) {
+    acquired_every_time = PollUntil(
+        [&] {
+          int64_t seen = -1;
+          MPI_Compare_and_swap(&mine, &free_word, &seen, MPI_INT64_T, owner, 0,
+                               w.win());
+          MPI_Win_flush(owner, w.win());
+          return seen == free_word;
+        },
+        kTimeoutSeconds);
+    if (!acquired_every_time) break;
+    int64_t counter = -1;
+    MPI_Get(&counter, 1, MPI_INT64_T, owner, 1, 1, MPI_INT64_T, w.win());
+    MPI_Win_flush(owner, w.win());
+    ++counter;
+    MPI_Put(&counter, 1, MPI_INT64_T, owner, 1, 1, MPI_INT64_T, w.win());
+    MPI_Win_flush(owner, w.win());
+    // Release atomically; the old value must still be ours.
+    int64_t released = -1;
+    MPI_Fetch_and_op(&free_word, &released, MPI_INT64_T, owner, 0,
+                     MPI_REPLACE, w.win());
+    MPI_Win_flush(owner, w.win());
+    EXPECT_EQ(released, mine) << "someone else held the lock";
+  }
+  EXPECT_TRUE(acquired_every_time) << "lock word never became free";
+  ASSERT_EQ(MPI_Win_unlock_all(w.win()), MPI_SUCCESS);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == owner) {
+    EXPECT_EQ(mem[0], 0);
+    EXPECT_EQ(mem[1], int64_t{kRounds} * size);
   }
 }
 

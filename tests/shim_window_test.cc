@@ -397,6 +397,21 @@ TEST(ShimWindowTest, SharedQueryMapsNodeLocalPeersOnly) {
     }
     EXPECT_EQ(mismatches, 0) << "rank " << r;
   }
+  // MPI_PROC_NULL: the first node-local rank with memory (all have some).
+  int first_local = 0;
+  while (!local[first_local]) ++first_local;
+  MPI_Aint qsize = -1;
+  int qunit = 0;
+  std::byte* first = nullptr;
+  EXPECT_EQ(MPI_Win_shared_query(w.win(), MPI_PROC_NULL, &qsize, &qunit,
+                                 &first),
+            MPI_SUCCESS);
+  EXPECT_EQ(qsize, bytes_of(first_local));
+  if (first != nullptr) {
+    EXPECT_EQ(first[0], PatternByte(first_local, 0));
+  } else {
+    ADD_FAILURE() << "MPI_PROC_NULL query gave no memory";
+  }
   MPI_Win_unlock_all(w.win());
   MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -436,6 +451,62 @@ TEST(ShimWindowTest, SharedQueryWritesReachTheOwner) {
   }
   MPI_Win_unlock_all(w.win());
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// A managed window over a communicator whose ranks run opposite to the
+// world's: window ranks, not world ranks, must address targets, map node
+// peers and index lock words.
+TEST(ShimWindowTest, ReversedCommunicator) {
+  MPI_Comm reversed_comm;
+  MPI_Comm_split(MPI_COMM_WORLD, 0, Size() - Rank(), &reversed_comm);
+  ScopedComm reversed(reversed_comm);
+  const int rank = Rank(reversed.get()), size = Size(reversed.get());
+  ASSERT_EQ(rank, Size() - 1 - Rank());
+  // One slot per origin plus a counter.
+  AllocWindow w((size + 1) * sizeof(int), sizeof(int), MPI_INFO_NULL,
+                reversed.get());
+  ASSERT_EQ(w.rc(), MPI_SUCCESS);
+  EXPECT_TRUE(IsManaged(w.win()));
+  int* mem = w.base<int>();
+  mem[size] = 0;
+  ExpectAllToAllPutGet(w.win(), mem, reversed.get());
+  // Exclusive-lock increments of the counter at window rank 0.
+  for (int i = 0; i < 3; ++i) {
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w.win());
+    int counter = -1;
+    MPI_Get(&counter, 1, MPI_INT, 0, size, 1, MPI_INT, w.win());
+    MPI_Win_flush(0, w.win());
+    ++counter;
+    MPI_Put(&counter, 1, MPI_INT, 0, size, 1, MPI_INT, w.win());
+    MPI_Win_unlock(0, w.win());
+  }
+  MPI_Barrier(reversed.get());
+  if (rank == 0) {
+    EXPECT_EQ(mem[size], 3 * size);
+  }
+  // shared_query maps node peers by window rank.
+  const std::vector<bool> local = NodeLocalRanks(reversed.get());
+  MPI_Win_lock_all(MPI_MODE_NOCHECK, w.win());
+  for (int r = 0; r < size; ++r) {
+    MPI_Aint qsize = -1;
+    int qunit = 0;
+    int* peer = nullptr;
+    EXPECT_EQ(MPI_Win_shared_query(w.win(), r, &qsize, &qunit, &peer),
+              MPI_SUCCESS);
+    if (!local[r]) {
+      EXPECT_EQ(peer, nullptr) << "off-node window rank " << r;
+      continue;
+    }
+    if (peer == nullptr) {
+      ADD_FAILURE() << "no memory for node-local window rank " << r;
+      continue;
+    }
+    for (int o = 0; o < size; ++o) {
+      EXPECT_EQ(peer[o], o * 17 + r) << "window rank " << r << " slot " << o;
+    }
+  }
+  MPI_Win_unlock_all(w.win());
+  MPI_Barrier(reversed.get());
 }
 
 TEST(ShimWindowTest, GroupAndNameQueries) {
