@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "shim/datatype.h"
+#include "shim/runtime.h"
 
 namespace rmashim {
 
@@ -80,14 +81,8 @@ WindowProfile* Profiler::Open(MPI_Win win, MPI_Comm comm, const char* flavor,
   PMPI_Group_translate_ranks(group, 1, &zero, world, &owner);
   // Which window ranks share this node (for unmanaged windows' reach).
   MPI_Comm node;
-  MPI_Group node_group;
   PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  PMPI_Comm_group(node, &node_group);
-  std::vector<int> ranks(size), in_node(size);
-  for (int r = 0; r < size; ++r) ranks[r] = r;
-  PMPI_Group_translate_ranks(group, size, ranks.data(), node_group,
-                             in_node.data());
-  PMPI_Group_free(&node_group);
+  const std::vector<int> in_node = NodeRanksOf(group, node);
   PMPI_Comm_free(&node);
   PMPI_Group_free(&group);
   PMPI_Group_free(&world);

@@ -63,6 +63,19 @@ void Runtime::Start(int thread_level) {
 
 void Runtime::Stop() { enabled_ = false; }
 
+std::vector<int> NodeRanksOf(MPI_Group group, MPI_Comm node_comm) {
+  int size = 0;
+  PMPI_Group_size(group, &size);
+  MPI_Group node_group;
+  PMPI_Comm_group(node_comm, &node_group);
+  std::vector<int> ranks(size), node_ranks(size);
+  for (int r = 0; r < size; ++r) ranks[r] = r;
+  PMPI_Group_translate_ranks(group, size, ranks.data(), node_group,
+                             node_ranks.data());
+  PMPI_Group_free(&node_group);
+  return node_ranks;
+}
+
 int RaiseOnWindow(MPI_Win win, int code) {
   if (code != MPI_SUCCESS) PMPI_Win_call_errhandler(win, code);
   return code;

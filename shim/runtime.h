@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <mutex>
+#include <vector>
 
 #include "shim/window_table.h"
 
@@ -48,6 +49,10 @@ inline Runtime& runtime() { return g_runtime; }
 inline ManagedWindow* FindManaged(MPI_Win win) {
   return g_runtime.windows().Find(win);
 }
+
+// For each rank of `group`, its rank in `node_comm`, or MPI_UNDEFINED when
+// it is on another node.
+std::vector<int> NodeRanksOf(MPI_Group group, MPI_Comm node_comm);
 
 // Holds a window's state mutex for a scope, only under MPI_THREAD_MULTIPLE:
 // single-threaded programs pay one predictable branch.

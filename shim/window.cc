@@ -6,6 +6,8 @@
 #include <memory>
 #include <new>
 
+#include "shim/runtime.h"
+
 namespace rmashim {
 namespace {
 
@@ -58,13 +60,7 @@ void ManagedWindow::MapTargets(MPI_Comm comm, std::byte* my_base,
                       static_cast<MPI_Aint>(getpid())};
   PMPI_Allgather(&mine, 4, MPI_AINT, all.data(), 4, MPI_AINT, comm);
 
-  MPI_Group node_group;
-  PMPI_Comm_group(node_comm_, &node_group);
-  std::vector<int> comm_ranks(comm_size), node_ranks(comm_size);
-  for (int r = 0; r < comm_size; ++r) comm_ranks[r] = r;
-  PMPI_Group_translate_ranks(group_, comm_size, comm_ranks.data(), node_group,
-                             node_ranks.data());
-  PMPI_Group_free(&node_group);
+  const std::vector<int> node_ranks = NodeRanksOf(group_, node_comm_);
 
   targets_.resize(comm_size);
   locks.resize(comm_size);
