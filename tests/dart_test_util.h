@@ -66,6 +66,20 @@ inline std::vector<bool> NodeLocalUnits() {
   return local;
 }
 
+// Whether every unit shares this unit's node (then DART's atomics and
+// locks are CPU atomics; otherwise MPI atomics, much slower on an
+// oversubscribed machine, so tests scale their rounds down).
+inline bool AllNodeLocal() {
+  for (bool local : NodeLocalUnits()) {
+    if (!local) return false;
+  }
+  return true;
+}
+
+inline int Rounds(int node_local, int spanning) {
+  return AllNodeLocal() ? node_local : spanning;
+}
+
 }  // namespace dart_testing
 
 #endif  // RMASHIM_TESTS_DART_TEST_UTIL_H_
