@@ -1,5 +1,5 @@
-// Shared pieces of the MPI benchmark drivers: windows native vs shim in the
-// same run, timing, and the result table.
+// Shared pieces of the MPI benchmark drivers: flags, windows native vs shim
+// in the same run, timing, result tables and self-verification.
 #ifndef RMASHIM_BENCH_BENCH_UTIL_H_
 #define RMASHIM_BENCH_BENCH_UTIL_H_
 
@@ -7,12 +7,60 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
 namespace rmashim_bench {
+
+// ---- Flags ----
+
+// --csv: machine-readable output (scripts/bench_sweep.sh); --quick: fewer
+// sizes and iterations (smoke tests, quick sweep).
+struct Flags {
+  bool csv = false;
+  bool quick = false;
+};
+
+inline Flags ParseFlags(int argc, char** argv) {
+  Flags flags;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--csv") == 0) flags.csv = true;
+    if (std::strcmp(argv[i], "--quick") == 0) flags.quick = true;
+  }
+  return flags;
+}
+
+inline bool WantsCsv(int argc, char** argv) {
+  return ParseFlags(argc, argv).csv;
+}
+
+// Target wall time of one timed batch: enough to average out scheduler
+// noise, short enough that the sweep fits its time budget.
+inline double BatchMs(const Flags& flags) { return flags.quick ? 1.0 : 8.0; }
+
+inline int Rank(MPI_Comm comm = MPI_COMM_WORLD) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  return rank;
+}
+
+inline int Size(MPI_Comm comm = MPI_COMM_WORLD) {
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  return size;
+}
+
+inline void RequireRanks(int min_ranks) {
+  if (Size() < min_ranks) {
+    if (Rank() == 0) std::fprintf(stderr, "needs at least %d ranks\n", min_ranks);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+}
+
+// ---- Windows ----
 
 // A window of `bytes` per rank; `managed` false opts out of the shim (info
 // key rmashim_managed=false), so native MPICH and the shim run side by side.
@@ -35,9 +83,7 @@ inline bool ShimManages(MPI_Win win) {
 }
 
 inline void WarnIfNotPreloaded(MPI_Win shim_win) {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank == 0 && !ShimManages(shim_win)) {
+  if (Rank() == 0 && !ShimManages(shim_win)) {
     std::fprintf(stderr,
                  "warning: librmashim.so is not preloaded; both columns are "
                  "native MPICH\n");
@@ -45,7 +91,7 @@ inline void WarnIfNotPreloaded(MPI_Win shim_win) {
 }
 
 // The target's window memory mapped into this process (for the CPU floor);
-// nullptr when the shim does not manage the window.
+// nullptr when the shim does not manage the window or the target is remote.
 inline char* MappedPeer(MPI_Win shim_win, int target) {
   MPI_Aint size = 0;
   int unit = 0;
@@ -57,6 +103,54 @@ inline char* MappedPeer(MPI_Win shim_win, int target) {
     return nullptr;
   }
   return peer;
+}
+
+// One window of each kind over the same communicator, freed together.
+struct Window {
+  const char* name;  // "native" or "shim": the column it feeds
+  MPI_Win win = MPI_WIN_NULL;
+  char* base = nullptr;
+};
+
+struct WindowPair {
+  Window native{"native"}, shim{"shim"};
+  WindowPair(MPI_Aint bytes, MPI_Comm comm) {
+    native.win = AllocateWindow(false, bytes, &native.base, comm);
+    shim.win = AllocateWindow(true, bytes, &shim.base, comm);
+    WarnIfNotPreloaded(shim.win);
+  }
+  ~WindowPair() {
+    MPI_Win_free(&shim.win);
+    MPI_Win_free(&native.win);
+  }
+  WindowPair(const WindowPair&) = delete;
+  WindowPair& operator=(const WindowPair&) = delete;
+};
+
+// Runs `fn` on this rank's own window memory inside an epoch that makes
+// remote updates visible to it (passive target: a shared lock on itself;
+// after fence or wait the memory is already synchronized).
+template <typename Fn>
+void OnOwnMemory(MPI_Win win, bool passive, Fn fn) {
+  int me = 0;
+  MPI_Group group;
+  MPI_Win_get_group(win, &group);
+  MPI_Group_rank(group, &me);
+  MPI_Group_free(&group);
+  if (passive) MPI_Win_lock(MPI_LOCK_SHARED, me, 0, win);
+  fn();
+  if (passive) MPI_Win_unlock(me, win);
+}
+
+// ---- Timing ----
+
+// Computes for `us` microseconds without calling MPI (wall clock, so the
+// amount does not depend on what else the machine runs).
+inline double Busy(double us) {
+  const double end = MPI_Wtime() + us * 1e-6;
+  double x = 0;
+  while (MPI_Wtime() < end) x += 1;
+  return x;
 }
 
 // Median over 7 batches of the mean time of one `op()`, in microseconds.
@@ -80,6 +174,122 @@ inline int Iterations(size_t bytes) {
       std::clamp<size_t>((size_t{64} << 20) / (bytes + 4096), 20, 20000));
 }
 
+// Iterations per batch of about `batch_ms` for an operation that took
+// `probe_s` seconds once.
+inline int ItersFor(double probe_s, double batch_ms) {
+  return static_cast<int>(
+      std::clamp(batch_ms * 1e-3 / std::max(probe_s, 1e-9), 2.0, 1e6));
+}
+
+// TimeUs with batches of about `batch_ms` (this rank alone).
+template <typename Body>
+double TimeLocal(double batch_ms, Body body) {
+  constexpr int kProbe = 3;
+  const double t0 = MPI_Wtime();
+  for (int i = 0; i < kProbe; ++i) body();
+  return TimeUs(ItersFor((MPI_Wtime() - t0) / kProbe, batch_ms), body);
+}
+
+constexpr int kSlowestRank = -1;
+
+// TimeUs on every rank of `comm` with one iteration count for all (bodies
+// that synchronize with each other must run equally often), chosen by a
+// short probe so that a batch lasts about `batch_ms`. Returns the slowest
+// rank's time, or `report_rank`'s.
+template <typename Body>
+double TimeOnAll(MPI_Comm comm, double batch_ms, Body body,
+                 int report_rank = kSlowestRank) {
+  constexpr int kProbe = 3;
+  MPI_Barrier(comm);
+  const double t0 = MPI_Wtime();
+  for (int i = 0; i < kProbe; ++i) body();
+  double probe_s = (MPI_Wtime() - t0) / kProbe;
+  MPI_Allreduce(MPI_IN_PLACE, &probe_s, 1, MPI_DOUBLE, MPI_MAX, comm);
+  double us = TimeUs(ItersFor(probe_s, batch_ms), body);
+  if (report_rank == kSlowestRank) {
+    MPI_Allreduce(MPI_IN_PLACE, &us, 1, MPI_DOUBLE, MPI_MAX, comm);
+  } else {
+    MPI_Bcast(&us, 1, MPI_DOUBLE, report_rank, comm);
+  }
+  return us;
+}
+
+// ---- Output ----
+
+inline std::string Num(double v, int precision = 3) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.*f", precision, v);
+  return buf;
+}
+
+// "12.3x", or "-" when either side is missing (<= 0).
+inline std::string Ratio(double num, double den) {
+  if (num <= 0 || den <= 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2fx", num / den);
+  return buf;
+}
+
+// A result table: aligned text for people, CSV (--csv) for the sweep. Text
+// columns are right-aligned when they hold numbers.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> columns) : columns_(std::move(columns)) {}
+
+  void Add(std::vector<std::string> cells) {
+    cells.resize(columns_.size());
+    rows_.push_back(std::move(cells));
+  }
+
+  void Print(bool csv) const {
+    if (csv) {
+      PrintCsvLine(columns_);
+      for (const auto& row : rows_) PrintCsvLine(row);
+      return;
+    }
+    std::vector<size_t> width(columns_.size());
+    std::vector<bool> numeric(columns_.size(), true);
+    for (size_t c = 0; c < columns_.size(); ++c) {
+      width[c] = columns_[c].size();
+      for (const auto& row : rows_) {
+        width[c] = std::max(width[c], row[c].size());
+        if (!row[c].empty() && !IsNumber(row[c])) numeric[c] = false;
+      }
+    }
+    auto line = [&](const std::vector<std::string>& cells) {
+      std::string out;
+      for (size_t c = 0; c < cells.size(); ++c) {
+        const std::string pad(width[c] - cells[c].size(), ' ');
+        if (c > 0) out += "  ";
+        out += numeric[c] ? pad + cells[c] : cells[c] + pad;
+      }
+      while (!out.empty() && out.back() == ' ') out.pop_back();
+      std::printf("%s\n", out.c_str());
+    };
+    line(columns_);
+    for (const auto& row : rows_) line(row);
+  }
+
+ private:
+  static bool IsNumber(const std::string& s) {
+    return s == "-" || std::isdigit(static_cast<unsigned char>(s[0])) ||
+           (s.size() > 1 && s[0] == '-');
+  }
+  static void PrintCsvLine(const std::vector<std::string>& cells) {
+    std::string out;
+    for (size_t c = 0; c < cells.size(); ++c) {
+      if (c > 0) out += ',';
+      for (char ch : cells[c]) out += ch == ',' ? ';' : ch;  // keep columns
+    }
+    std::printf("%s\n", out.c_str());
+  }
+
+  std::vector<std::string> columns_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// The result of rma_latency, rma_atomics and rma_sync (their CSV columns are
+// fixed: scripts/demo.sh and README read them).
 struct Row {
   std::string test;
   size_t bytes;
@@ -87,34 +297,69 @@ struct Row {
   std::string note;
 };
 
-// The table (or CSV with --csv) that scripts/ and README read.
 inline void PrintRows(const std::vector<Row>& rows, bool csv) {
   if (csv) {
-    std::printf("test,bytes,native_us,shim_us,floor_us\n");
+    Table table({"test", "bytes", "native_us", "shim_us", "floor_us"});
     for (const Row& r : rows) {
-      std::printf("%s,%zu,%.4f,%.4f,%.4f\n", r.test.c_str(), r.bytes,
-                  r.native_us, r.shim_us, r.floor_us);
+      table.Add({r.test, std::to_string(r.bytes), Num(r.native_us, 4),
+                 Num(r.shim_us, 4), Num(r.floor_us, 4)});
     }
+    table.Print(true);
     return;
   }
-  std::printf("%-22s %8s %11s %11s %11s %9s %10s\n", "test", "bytes",
-              "native us", "shim us", "floor us", "speedup", "shim/floor");
+  Table table({"test", "bytes", "native us", "shim us", "floor us", "speedup",
+               "shim/floor", "note"});
   for (const Row& r : rows) {
-    char floor[16] = "-", ratio[16] = "-";
-    if (r.floor_us > 0) {
-      std::snprintf(floor, sizeof(floor), "%.3f", r.floor_us);
-      std::snprintf(ratio, sizeof(ratio), "%.2fx", r.shim_us / r.floor_us);
-    }
-    std::printf("%-22s %8zu %11.3f %11.3f %11s %8.1fx %10s%s%s\n",
-                r.test.c_str(), r.bytes, r.native_us, r.shim_us, floor,
-                r.native_us / r.shim_us, ratio, r.note.empty() ? "" : "  ",
-                r.note.c_str());
+    const bool floor = r.floor_us > 0;
+    table.Add({r.test, std::to_string(r.bytes), Num(r.native_us),
+               Num(r.shim_us), floor ? Num(r.floor_us) : "-",
+               Ratio(r.native_us, r.shim_us),
+               floor ? Ratio(r.shim_us, r.floor_us) : "-", r.note});
   }
+  table.Print(false);
 }
 
-inline bool WantsCsv(int argc, char** argv) {
-  return argc > 1 && std::strcmp(argv[1], "--csv") == 0;
-}
+// ---- Self-verification ----
+
+// Collects failed checks on every rank; Finish() reduces them over
+// MPI_COMM_WORLD, prints one verdict line on rank 0 (stderr, so CSV on
+// stdout stays clean; bench/smoke_test.sh greps it) and gives the exit code.
+class Verifier {
+ public:
+  explicit Verifier(std::string program) : program_(std::move(program)) {}
+
+  // Records one check; `what` is printed (rank-tagged) when it fails.
+  bool Expect(bool ok, const std::string& what) {
+    ++checks_;
+    if (!ok) {
+      ++failures_;
+      if (failures_ <= 10) {
+        std::fprintf(stderr, "%s: rank %d: CHECK FAILED: %s\n", program_.c_str(),
+                     Rank(), what.c_str());
+      }
+    }
+    return ok;
+  }
+
+  int Finish() {
+    long counts[2] = {checks_, failures_};
+    MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (Rank() == 0) {
+      if (counts[1] == 0) {
+        std::fprintf(stderr, "%s: verification passed (%ld checks)\n",
+                     program_.c_str(), counts[0]);
+      } else {
+        std::fprintf(stderr, "%s: verification FAILED (%ld of %ld checks)\n",
+                     program_.c_str(), counts[1], counts[0]);
+      }
+    }
+    return counts[1] == 0 ? 0 : 1;
+  }
+
+ private:
+  std::string program_;
+  long checks_ = 0, failures_ = 0;
+};
 
 }  // namespace rmashim_bench
 

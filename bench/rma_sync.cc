@@ -7,19 +7,13 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "bench/pair_rma.h"
 
 namespace {
 
 using namespace rmashim_bench;  // NOLINT
 
 constexpr MPI_Aint kWindowBytes = 4096;
-
-double Busy(double us) {  // computes without calling MPI
-  const double end = MPI_Wtime() + us * 1e-6;
-  double x = 0;
-  while (MPI_Wtime() < end) x += 1;
-  return x;
-}
 
 // Mean over ranks is not needed: every rank runs the same loop; rank 0's
 // time is reported.
@@ -60,38 +54,6 @@ double PscwEpoch(MPI_Win win) {
   return us;
 }
 
-// Rank 1 posts to rank 0, computes `compute_us`, then waits; rank 0 times
-// start + 16 puts + complete. Other ranks idle.
-double SkewedEpoch(MPI_Win win, double compute_us) {
-  int rank;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Group world, peer;
-  MPI_Win_get_group(win, &world);
-  const int other = rank == 0 ? 1 : 0;
-  MPI_Group_incl(world, 1, &other, &peer);
-  const long value = 7;
-  constexpr int kReps = 15;
-  double total = 0;
-  for (int rep = 0; rep < kReps; ++rep) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 1) {
-      MPI_Win_post(peer, 0, win);
-      Busy(compute_us);
-      MPI_Win_wait(win);
-    } else if (rank == 0) {
-      Busy(1);  // let the target post first
-      const double t0 = MPI_Wtime();
-      MPI_Win_start(peer, 0, win);
-      for (int k = 0; k < 16; ++k) MPI_Put(&value, 1, MPI_LONG, 1, k * 8, 1, MPI_LONG, win);
-      MPI_Win_complete(win);
-      total += MPI_Wtime() - t0;
-    }
-  }
-  MPI_Group_free(&peer);
-  MPI_Group_free(&world);
-  return total * 1e6 / kReps;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -112,9 +74,14 @@ int main(int argc, char** argv) {
   rows.push_back({"fence epoch (empty)", 0, FenceEpoch(native, false), FenceEpoch(shim, false), 0, ranks});
   rows.push_back({"fence epoch + put", 8, FenceEpoch(native, true), FenceEpoch(shim, true), 0, ranks});
   rows.push_back({"pscw ring epoch + put", 8, PscwEpoch(native), PscwEpoch(shim), 0, ranks});
+  const long value = 7;
   for (double compute : {0.0, 10.0, 100.0, 1000.0, 10000.0}) {
-    const double n = SkewedEpoch(native, compute);
-    const double s = SkewedEpoch(shim, compute);
+    auto skew = [&](MPI_Win win) {
+      return SkewUs(MPI_COMM_WORLD, win, Sync::kPscw, reinterpret_cast<const char*>(&value),
+                    sizeof(value), compute, 15);
+    };
+    const double n = skew(native);
+    const double s = skew(shim);
     rows.push_back({"skew: start+16put+compl", 8, n, s, 0,
                     "target computes " + std::to_string(static_cast<int>(compute)) + " us"});
   }
