@@ -1,13 +1,12 @@
 // DART atomics: contended counters (fetch-and-op, accumulate, compare-and-
 // swap) on team memory and dart_memalloc memory, element-wise accumulate of
 // arrays, every operation against a serial reference.
+#include <dart/dart.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <vector>
-
-#include <dart/dart.h>
 
 #include "tests/dart_test_util.h"
 
@@ -18,7 +17,6 @@ using dart_testing::At;
 using dart_testing::MyId;
 using dart_testing::Rounds;
 using dart_testing::Size;
-
 
 // A counter on unit `owner`: team memory or dart_memalloc memory.
 class Counter {
@@ -42,7 +40,9 @@ class Counter {
     dart_barrier(DART_TEAM_ALL);
     EXPECT_EQ(DART_OK, heap_ ? dart_memfree(mine_) : dart_team_memfree(mine_));
   }
-  dart_gptr_t at(int element) const { return At(gptr_, gptr_.unitid, 8 * element); }
+  dart_gptr_t at(int element) const {
+    return At(gptr_, gptr_.unitid, 8 * element);
+  }
   int64_t Read(int element) const {
     int64_t v = -1;
     EXPECT_EQ(DART_OK, dart_get_blocking(&v, at(element), 1, DART_TYPE_LONG,
@@ -95,9 +95,8 @@ TEST_P(DartAtomic, AccumulateCountsEveryIncrement) {
               dart_accumulate(c.at(1), values, 2, DART_TYPE_LONG, DART_OP_SUM));
   }
   ASSERT_EQ(DART_OK, dart_flush(c.at(1)));
-  ASSERT_EQ(DART_OK, dart_accumulate_blocking_local(c.at(3), values, 1,
-                                                    DART_TYPE_LONG,
-                                                    DART_OP_SUM));
+  ASSERT_EQ(DART_OK, dart_accumulate_blocking_local(
+                         c.at(3), values, 1, DART_TYPE_LONG, DART_OP_SUM));
   ASSERT_EQ(DART_OK, dart_flush_all(c.at(3)));
   dart_barrier(DART_TEAM_ALL);
   EXPECT_EQ(int64_t{kIncrements} * Size(), c.Read(1));
@@ -136,23 +135,22 @@ INSTANTIATE_TEST_SUITE_P(TeamAndHeap, DartAtomic, testing::Bool(),
 // reference computed here.
 TEST(DartAtomicOps, AllOperationsMatchReference) {
   dart_gptr_t g;
-  ASSERT_EQ(DART_OK, dart_team_memalloc_aligned(DART_TEAM_ALL, 16,
-                                                DART_TYPE_INT, &g));
+  ASSERT_EQ(DART_OK,
+            dart_team_memalloc_aligned(DART_TEAM_ALL, 16, DART_TYPE_INT, &g));
   int32_t* mine = nullptr;
   dart_gptr_getaddr(At(g, MyId()), reinterpret_cast<void**>(&mine));
   const int32_t start = 0x0f0f;
   for (int i = 0; i < 16; ++i) mine[i] = start;
   dart_barrier(DART_TEAM_ALL);
   // Unit u applies op k with value (u + 1) * 3 + k to element k of unit 0.
-  const dart_operation_t ops[] = {DART_OP_MIN,  DART_OP_MAX, DART_OP_SUM,
-                                  DART_OP_PROD, DART_OP_BAND, DART_OP_BOR,
-                                  DART_OP_BXOR, DART_OP_LAND, DART_OP_LOR,
-                                  DART_OP_LXOR};
+  const dart_operation_t ops[] = {
+      DART_OP_MIN, DART_OP_MAX,  DART_OP_SUM,  DART_OP_PROD, DART_OP_BAND,
+      DART_OP_BOR, DART_OP_BXOR, DART_OP_LAND, DART_OP_LOR,  DART_OP_LXOR};
   const int nops = sizeof(ops) / sizeof(ops[0]);
   for (int k = 0; k < nops; ++k) {
     const int32_t v = (MyId() + 1) * 3 + k;
-    ASSERT_EQ(DART_OK, dart_accumulate(At(g, 0, 4 * k), &v, 1, DART_TYPE_INT,
-                                       ops[k]));
+    ASSERT_EQ(DART_OK,
+              dart_accumulate(At(g, 0, 4 * k), &v, 1, DART_TYPE_INT, ops[k]));
   }
   ASSERT_EQ(DART_OK, dart_flush_all(g));
   dart_barrier(DART_TEAM_ALL);
@@ -162,17 +160,38 @@ TEST(DartAtomicOps, AllOperationsMatchReference) {
       for (int u = 0; u < Size(); ++u) {
         const int32_t v = (u + 1) * 3 + k;
         switch (ops[k]) {
-          case DART_OP_MIN: ref = std::min(ref, v); break;
-          case DART_OP_MAX: ref = std::max(ref, v); break;
-          case DART_OP_SUM: ref += v; break;
-          case DART_OP_PROD: ref *= v; break;
-          case DART_OP_BAND: ref &= v; break;
-          case DART_OP_BOR: ref |= v; break;
-          case DART_OP_BXOR: ref ^= v; break;
-          case DART_OP_LAND: ref = ref && v; break;
-          case DART_OP_LOR: ref = ref || v; break;
-          case DART_OP_LXOR: ref = !ref != !v; break;
-          default: break;
+          case DART_OP_MIN:
+            ref = std::min(ref, v);
+            break;
+          case DART_OP_MAX:
+            ref = std::max(ref, v);
+            break;
+          case DART_OP_SUM:
+            ref += v;
+            break;
+          case DART_OP_PROD:
+            ref *= v;
+            break;
+          case DART_OP_BAND:
+            ref &= v;
+            break;
+          case DART_OP_BOR:
+            ref |= v;
+            break;
+          case DART_OP_BXOR:
+            ref ^= v;
+            break;
+          case DART_OP_LAND:
+            ref = ref && v;
+            break;
+          case DART_OP_LOR:
+            ref = ref || v;
+            break;
+          case DART_OP_LXOR:
+            ref = !ref != !v;
+            break;
+          default:
+            break;
         }
       }
       EXPECT_EQ(ref, mine[k]) << "op " << ops[k];
@@ -193,8 +212,8 @@ TEST(DartAtomicOps, AllOperationsMatchReference) {
   dart_barrier(DART_TEAM_ALL);
   ASSERT_EQ(DART_OK, dart_team_memfree(g));
   dart_gptr_t d;
-  ASSERT_EQ(DART_OK,
-            dart_team_memalloc_aligned(DART_TEAM_ALL, 64, DART_TYPE_DOUBLE, &d));
+  ASSERT_EQ(DART_OK, dart_team_memalloc_aligned(DART_TEAM_ALL, 64,
+                                                DART_TYPE_DOUBLE, &d));
   double* dm = nullptr;
   dart_gptr_getaddr(At(d, MyId()), reinterpret_cast<void**>(&dm));
   for (int i = 0; i < 64; ++i) dm[i] = 0.5;

@@ -1,12 +1,11 @@
 // DART collectives and two-sided messages against serial references, on
 // DART_TEAM_ALL and on a sub-team.
+#include <dart/dart.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <numeric>
 #include <vector>
-
-#include <dart/dart.h>
 
 #include "tests/dart_test_util.h"
 
@@ -66,13 +65,13 @@ TEST_P(DartCollective, ScatterGatherAllgather) {
     for (int i = 0; i < k; ++i) all[u * k + i] = Value(u, i);
   }
   std::vector<int> part(k, 0);
-  ASSERT_EQ(DART_OK, dart_scatter(me() == root ? all.data() : nullptr,
-                                  part.data(), k, DART_TYPE_INT,
-                                  DART_TEAM_UNIT_ID(root), team_));
+  ASSERT_EQ(DART_OK,
+            dart_scatter(me() == root ? all.data() : nullptr, part.data(), k,
+                         DART_TYPE_INT, DART_TEAM_UNIT_ID(root), team_));
   for (int i = 0; i < k; ++i) EXPECT_EQ(Value(me(), i), part[i]);
   std::vector<int> gathered(k * n(), 0);
-  ASSERT_EQ(DART_OK, dart_gather(part.data(), gathered.data(), k,
-                                 DART_TYPE_INT, DART_TEAM_UNIT_ID(0), team_));
+  ASSERT_EQ(DART_OK, dart_gather(part.data(), gathered.data(), k, DART_TYPE_INT,
+                                 DART_TEAM_UNIT_ID(0), team_));
   if (me() == 0) {
     EXPECT_EQ(all, gathered);
   }
@@ -92,11 +91,12 @@ TEST_P(DartCollective, AllgathervWithDifferentCounts) {
     end += counts[u] + 1;
   }
   std::vector<long> mine(counts[me()]);
-  for (size_t i = 0; i < mine.size(); ++i) mine[i] = Value(me(), static_cast<int>(i));
+  for (size_t i = 0; i < mine.size(); ++i)
+    mine[i] = Value(me(), static_cast<int>(i));
   std::vector<long> got(end, -9);
-  ASSERT_EQ(DART_OK, dart_allgatherv(mine.data(), mine.size(), DART_TYPE_LONG,
-                                     got.data(), counts.data(), displs.data(),
-                                     team_));
+  ASSERT_EQ(DART_OK,
+            dart_allgatherv(mine.data(), mine.size(), DART_TYPE_LONG,
+                            got.data(), counts.data(), displs.data(), team_));
   std::vector<long> expected(end, -9);
   for (int u = 0; u < n(); ++u) {
     for (size_t i = 0; i < counts[u]; ++i) {
@@ -139,8 +139,8 @@ TEST_P(DartCollective, ReductionsMatchReference) {
     EXPECT_EQ(ref_sum, reduced);
   }
   double d = 1.5 + me(), dsum = 0;
-  ASSERT_EQ(DART_OK, dart_allreduce(&d, &dsum, 1, DART_TYPE_DOUBLE,
-                                    DART_OP_SUM, team_));
+  ASSERT_EQ(DART_OK,
+            dart_allreduce(&d, &dsum, 1, DART_TYPE_DOUBLE, DART_OP_SUM, team_));
   EXPECT_DOUBLE_EQ(1.5 * n() + n() * (n() - 1) / 2.0, dsum);
 }
 
@@ -148,10 +148,11 @@ TEST_P(DartCollective, Alltoall) {
   const int k = 2;
   std::vector<short> out(k * n()), in(k * n(), -1);
   for (int to = 0; to < n(); ++to) {
-    for (int i = 0; i < k; ++i) out[to * k + i] = static_cast<short>(me() * 10 + to + i);
+    for (int i = 0; i < k; ++i)
+      out[to * k + i] = static_cast<short>(me() * 10 + to + i);
   }
-  ASSERT_EQ(DART_OK, dart_alltoall(out.data(), in.data(), k, DART_TYPE_SHORT,
-                                   team_));
+  ASSERT_EQ(DART_OK,
+            dart_alltoall(out.data(), in.data(), k, DART_TYPE_SHORT, team_));
   for (int from = 0; from < n(); ++from) {
     for (int i = 0; i < k; ++i) {
       EXPECT_EQ(static_cast<short>(from * 10 + me() + i), in[from * k + i]);
@@ -182,10 +183,10 @@ TEST(DartTwoSided, RingSendRecvAndSendrecv) {
   }
   for (int i = 0; i < 100; ++i) EXPECT_EQ(left * 1000u + i, got[i]);
   long long out = me, in = -1;
-  ASSERT_EQ(DART_OK, dart_sendrecv(&out, 1, DART_TYPE_LONGLONG, 9,
-                                   DART_GLOBAL_UNIT_ID(left), &in, 1,
-                                   DART_TYPE_LONGLONG, 9,
-                                   DART_GLOBAL_UNIT_ID(right)));
+  ASSERT_EQ(
+      DART_OK,
+      dart_sendrecv(&out, 1, DART_TYPE_LONGLONG, 9, DART_GLOBAL_UNIT_ID(left),
+                    &in, 1, DART_TYPE_LONGLONG, 9, DART_GLOBAL_UNIT_ID(right)));
   EXPECT_EQ(right, in);
 }
 
@@ -196,7 +197,8 @@ TEST(DartBarrier, OrdersPuts) {
   ASSERT_EQ(DART_OK,
             dart_team_memalloc_aligned(DART_TEAM_ALL, 1, DART_TYPE_INT, &g));
   int* mine = nullptr;
-  dart_gptr_getaddr(dart_testing::At(g, MyId()), reinterpret_cast<void**>(&mine));
+  dart_gptr_getaddr(dart_testing::At(g, MyId()),
+                    reinterpret_cast<void**>(&mine));
   for (int r = 0; r < Size(); ++r) {
     if (MyId() == r) {
       for (int u = 0; u < Size(); ++u) {

@@ -1,13 +1,12 @@
 // DART global pointers and memory: the 128-bit gptr and its arithmetic,
 // dart_memalloc growing far beyond any fixed pool (and reused after free),
 // symmetric team allocations, zero-size allocations, flags.
+#include <dart/dart.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
 #include <vector>
-
-#include <dart/dart.h>
 
 #include "tests/dart_test_util.h"
 
@@ -46,7 +45,8 @@ TEST(DartGptr, ArithmeticAndLocalAddresses) {
   EXPECT_GT(g.segid, 0);
   EXPECT_EQ(DART_TEAM_ALL, g.teamid);
   // Every unit got the same gptr (symmetric, aligned).
-  for (const dart_gptr_t& other : AllGptrs(g)) EXPECT_TRUE(DART_GPTR_EQUAL(g, other));
+  for (const dart_gptr_t& other : AllGptrs(g))
+    EXPECT_TRUE(DART_GPTR_EQUAL(g, other));
   double* base = nullptr;
   const dart_gptr_t mine = At(g, MyId());
   ASSERT_EQ(DART_OK, dart_gptr_getaddr(mine, reinterpret_cast<void**>(&base)));
@@ -67,8 +67,7 @@ TEST(DartGptr, ArithmeticAndLocalAddresses) {
   EXPECT_EQ(DART_ERR_INVAL, dart_gptr_setaddr(&q, base + n + 1));
   // Another unit's pointer has no local address here.
   if (Size() > 1) {
-    ASSERT_EQ(DART_OK,
-              dart_gptr_getaddr(At(g, (MyId() + 1) % Size()), &addr));
+    ASSERT_EQ(DART_OK, dart_gptr_getaddr(At(g, (MyId() + 1) % Size()), &addr));
     EXPECT_EQ(nullptr, addr);
   }
   dart_barrier(DART_TEAM_ALL);
@@ -124,7 +123,8 @@ TEST(DartMemalloc, GrowsBeyondAnyFixedPool) {
     uint8_t* p = nullptr;
     ASSERT_EQ(DART_OK, dart_gptr_getaddr(g, reinterpret_cast<void**>(&p)));
     ASSERT_NE(nullptr, p);
-    for (size_t i = 0; i < bytes; i += 997) p[i] = static_cast<uint8_t>(i + blocks.size());
+    for (size_t i = 0; i < bytes; i += 997)
+      p[i] = static_cast<uint8_t>(i + blocks.size());
     if (bytes > 0) p[bytes - 1] = 0xee;
     blocks.push_back(g);
     total += bytes;
@@ -149,8 +149,8 @@ TEST(DartMemalloc, GrowsBeyondAnyFixedPool) {
       uint8_t v = 0;
       dart_gptr_t g = theirs[b];
       dart_gptr_incaddr(&g, static_cast<int64_t>(i));
-      ASSERT_EQ(DART_OK, dart_get_blocking(&v, g, 1, DART_TYPE_BYTE,
-                                           DART_TYPE_BYTE));
+      ASSERT_EQ(DART_OK,
+                dart_get_blocking(&v, g, 1, DART_TYPE_BYTE, DART_TYPE_BYTE));
       EXPECT_EQ(static_cast<uint8_t>(i + b), v) << "block " << b << " at " << i;
     }
     uint8_t last = 0;
@@ -198,8 +198,8 @@ TEST(DartTeamMemalloc, ZeroSize) {
   EXPECT_FALSE(DART_GPTR_ISNULL(g));
   int v = 1;
   // Zero elements are fine, one is out of range.
-  EXPECT_EQ(DART_OK, dart_put_blocking(At(g, Size() - 1), &v, 0,
-                                       DART_TYPE_INT, DART_TYPE_INT));
+  EXPECT_EQ(DART_OK, dart_put_blocking(At(g, Size() - 1), &v, 0, DART_TYPE_INT,
+                                       DART_TYPE_INT));
   EXPECT_EQ(DART_ERR_INVAL, dart_put_blocking(At(g, Size() - 1), &v, 1,
                                               DART_TYPE_INT, DART_TYPE_INT));
   ASSERT_EQ(DART_OK, dart_team_memfree(g));
@@ -233,8 +233,8 @@ TEST(DartTeamMemalloc, ManySegments) {
   }
   // Freed ids are reused.
   dart_gptr_t g;
-  ASSERT_EQ(DART_OK, dart_team_memalloc_aligned(DART_TEAM_ALL, 1,
-                                                DART_TYPE_LONG, &g));
+  ASSERT_EQ(DART_OK,
+            dart_team_memalloc_aligned(DART_TEAM_ALL, 1, DART_TYPE_LONG, &g));
   EXPECT_EQ(segs[0].segid, g.segid);
   ASSERT_EQ(DART_OK, dart_team_memfree(g));
   for (size_t i = 1; i < segs.size(); i += 2) {

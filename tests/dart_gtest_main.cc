@@ -1,12 +1,11 @@
 // main() for DART GoogleTest suites run by mpirun: dart_init starts MPI and
 // DART, every rank runs every test, a test fails if it failed on any rank,
 // and only rank 0 reports to Bazel.
+#include <dart/dart.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <cstdlib>
-
-#include <dart/dart.h>
 
 namespace {
 

@@ -2,6 +2,7 @@
 // before dart_init and after dart_exit return DART_ERR_NOTINIT, bad
 // arguments DART_ERR_INVAL (never a crash). Own main(): it checks the
 // uninitialized state around the GoogleTest run.
+#include <dart/dart.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -10,8 +11,6 @@
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <dart/dart.h>
 
 #include "tests/dart_test_util.h"
 
@@ -54,9 +53,9 @@ int CountNotInitFailures() {
   expect(dart_team_myid(DART_TEAM_ALL, nullptr), "dart_team_myid");
   expect(dart_team_create(DART_TEAM_ALL, nullptr, &team), "dart_team_create");
   expect(dart_barrier(DART_TEAM_ALL), "dart_barrier");
-  expect(dart_bcast(&value, 1, DART_TYPE_INT, DART_TEAM_UNIT_ID(0),
-                    DART_TEAM_ALL),
-         "dart_bcast");
+  expect(
+      dart_bcast(&value, 1, DART_TYPE_INT, DART_TEAM_UNIT_ID(0), DART_TEAM_ALL),
+      "dart_bcast");
   expect(dart_memalloc(1, DART_TYPE_INT, &gptr), "dart_memalloc");
   expect(dart_team_memalloc_aligned(DART_TEAM_ALL, 1, DART_TYPE_INT, &gptr),
          "dart_team_memalloc_aligned");
@@ -109,8 +108,8 @@ TEST(DartInit, IdsMatchMpi) {
 TEST(DartLocality, EveryUnitDescribed) {
   const std::vector<bool> local = NodeLocalUnits();
   dart_unit_locality_t* mine = nullptr;
-  ASSERT_EQ(DART_OK,
-            dart_unit_locality(DART_TEAM_ALL, DART_TEAM_UNIT_ID(MyId()), &mine));
+  ASSERT_EQ(DART_OK, dart_unit_locality(DART_TEAM_ALL,
+                                        DART_TEAM_UNIT_ID(MyId()), &mine));
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   EXPECT_EQ(0, std::strncmp(host, mine->hwinfo.host,
@@ -131,7 +130,8 @@ TEST(DartLocality, EveryUnitDescribed) {
     EXPECT_GE(loc->hwinfo.cpu_id, 0);
     EXPECT_GE(loc->hwinfo.min_threads, 1);
     int unit_node = -1, unit_numa = -1;
-    ASSERT_EQ(2, std::sscanf(loc->domain_tag, ".%d.%d", &unit_node, &unit_numa));
+    ASSERT_EQ(2,
+              std::sscanf(loc->domain_tag, ".%d.%d", &unit_node, &unit_numa));
     // DART's node index agrees with MPI's view of shared memory (also in
     // the simulated two-node layouts).
     EXPECT_EQ(local[u], unit_node == node) << "unit " << u;
@@ -173,16 +173,15 @@ TEST(DartErrors, BadArgumentsAreRejected) {
                                               DART_TYPE_INT, DART_TYPE_INT));
   EXPECT_EQ(DART_ERR_INVAL, dart_get_blocking(&value, At(g, 0, -4), 1,
                                               DART_TYPE_INT, DART_TYPE_INT));
-  EXPECT_EQ(DART_ERR_INVAL, dart_put(At(g, Size()), &value, 1, DART_TYPE_INT,
-                                     DART_TYPE_INT));
+  EXPECT_EQ(DART_ERR_INVAL,
+            dart_put(At(g, Size()), &value, 1, DART_TYPE_INT, DART_TYPE_INT));
   EXPECT_EQ(DART_ERR_INVAL,
             dart_put(g, &value, 1, DART_TYPE_INT, DART_TYPE_DOUBLE));
   EXPECT_EQ(DART_ERR_INVAL, dart_put(g, &value, 1, 999, DART_TYPE_INT));
   EXPECT_EQ(DART_ERR_INVAL,
             dart_put(g, nullptr, 1, DART_TYPE_INT, DART_TYPE_INT));
-  EXPECT_EQ(DART_ERR_INVAL,
-            dart_put_handle(g, &value, 1, DART_TYPE_INT, DART_TYPE_INT,
-                            nullptr));
+  EXPECT_EQ(DART_ERR_INVAL, dart_put_handle(g, &value, 1, DART_TYPE_INT,
+                                            DART_TYPE_INT, nullptr));
   dart_gptr_t unknown = g;
   unknown.segid = 999;
   EXPECT_EQ(DART_ERR_NOTFOUND,
@@ -194,8 +193,8 @@ TEST(DartErrors, BadArgumentsAreRejected) {
   // Atomics: compare-and-swap is for integers; bitwise ops not for floats.
   double d = 0, r = 0;
   dart_gptr_t dg;
-  ASSERT_EQ(DART_OK,
-            dart_team_memalloc_aligned(DART_TEAM_ALL, 1, DART_TYPE_DOUBLE, &dg));
+  ASSERT_EQ(DART_OK, dart_team_memalloc_aligned(DART_TEAM_ALL, 1,
+                                                DART_TYPE_DOUBLE, &dg));
   EXPECT_EQ(DART_ERR_INVAL,
             dart_compare_and_swap(dg, &d, &d, &r, DART_TYPE_DOUBLE));
   EXPECT_EQ(DART_ERR_INVAL,
@@ -204,9 +203,8 @@ TEST(DartErrors, BadArgumentsAreRejected) {
             dart_accumulate(dg, &d, 1, DART_TYPE_DOUBLE, DART_OP_NO_OP));
   EXPECT_EQ(DART_ERR_INVAL,
             dart_accumulate(dg, &d, 1, DART_TYPE_DOUBLE, DART_OP_UNDEFINED));
-  EXPECT_EQ(DART_ERR_INVAL,
-            dart_fetch_and_op(At(dg, 0, 8), &d, &r, DART_TYPE_DOUBLE,
-                              DART_OP_SUM));
+  EXPECT_EQ(DART_ERR_INVAL, dart_fetch_and_op(At(dg, 0, 8), &d, &r,
+                                              DART_TYPE_DOUBLE, DART_OP_SUM));
   // Types.
   dart_datatype_t t;
   EXPECT_EQ(DART_ERR_INVAL, dart_type_create_strided(DART_TYPE_INT, 1, 2, &t));
@@ -222,16 +220,18 @@ TEST(DartErrors, BadArgumentsAreRejected) {
   // Memory.
   EXPECT_EQ(DART_ERR_INVAL, dart_memalloc(1, DART_TYPE_UNDEFINED, &g));
   EXPECT_EQ(DART_ERR_INVAL, dart_memalloc(1, DART_TYPE_INT, nullptr));
-  EXPECT_EQ(DART_ERR_INVAL, dart_memalloc(SIZE_MAX / 2, DART_TYPE_INT, &unknown));
+  EXPECT_EQ(DART_ERR_INVAL,
+            dart_memalloc(SIZE_MAX / 2, DART_TYPE_INT, &unknown));
   EXPECT_EQ(DART_ERR_INVAL, dart_team_memfree(unknown));
   EXPECT_EQ(DART_OK, dart_memfree(DART_GPTR_NULL));
   // Collectives and messages.
-  EXPECT_EQ(DART_ERR_INVAL, dart_bcast(&value, 1, DART_TYPE_INT,
-                                       DART_TEAM_UNIT_ID(Size()), DART_TEAM_ALL));
+  EXPECT_EQ(DART_ERR_INVAL,
+            dart_bcast(&value, 1, DART_TYPE_INT, DART_TEAM_UNIT_ID(Size()),
+                       DART_TEAM_ALL));
   EXPECT_EQ(DART_ERR_INVAL, dart_allreduce(&value, &value, 1, DART_TYPE_INT,
                                            DART_OP_REPLACE, DART_TEAM_ALL));
-  EXPECT_EQ(DART_ERR_INVAL, dart_send(&value, 1, DART_TYPE_INT, -1,
-                                      DART_GLOBAL_UNIT_ID(0)));
+  EXPECT_EQ(DART_ERR_INVAL,
+            dart_send(&value, 1, DART_TYPE_INT, -1, DART_GLOBAL_UNIT_ID(0)));
   EXPECT_EQ(DART_ERR_INVAL, dart_recv(&value, 1, DART_TYPE_INT, 0,
                                       DART_GLOBAL_UNIT_ID(Size())));
   // Locks.

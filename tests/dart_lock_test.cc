@@ -2,13 +2,12 @@
 // counter updated with plain get/put (no lost update), acquisition is FIFO,
 // try_acquire, several locks per team with tails on different units, locks
 // on sub-teams, misuse rejected.
+#include <dart/dart.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <thread>
 #include <vector>
-
-#include <dart/dart.h>
 
 #include "tests/dart_test_util.h"
 
@@ -86,8 +85,8 @@ TEST(DartLock, FifoOrder) {
   }
   const int64_t one = 1;
   int64_t slot = 0;
-  ASSERT_EQ(DART_OK, dart_fetch_and_op(next, &one, &slot, DART_TYPE_LONG,
-                                       DART_OP_SUM));
+  ASSERT_EQ(DART_OK,
+            dart_fetch_and_op(next, &one, &slot, DART_TYPE_LONG, DART_OP_SUM));
   const int64_t me = MyId();
   ASSERT_EQ(DART_OK, dart_put_blocking(At(log, 0, 8 * slot), &me, 1,
                                        DART_TYPE_LONG, DART_TYPE_LONG));
@@ -140,7 +139,8 @@ TEST(DartLock, TryAcquire) {
 TEST(DartLock, SeveralLocksPerTeam) {
   const int nlocks = 3;
   std::vector<dart_lock_t> locks(nlocks);
-  for (auto& l : locks) ASSERT_EQ(DART_OK, dart_team_lock_init(DART_TEAM_ALL, &l));
+  for (auto& l : locks)
+    ASSERT_EQ(DART_OK, dart_team_lock_init(DART_TEAM_ALL, &l));
   const dart_gptr_t counters = ZeroedCounters(DART_TEAM_ALL, nlocks);
   const int rounds = Rounds(40, 5);
   for (int round = 0; round < rounds; ++round) {
@@ -169,7 +169,8 @@ TEST(DartLock, SubTeamLock) {
   }
   const int rounds = Rounds(200, 20);  // collective: before the branch
   dart_team_t team = DART_TEAM_NULL;
-  ASSERT_EQ(DART_OK, dart_team_create(DART_TEAM_ALL, MyId() ? g : nullptr, &team));
+  ASSERT_EQ(DART_OK,
+            dart_team_create(DART_TEAM_ALL, MyId() ? g : nullptr, &team));
   if (team != DART_TEAM_NULL) {
     dart_lock_t lock;
     ASSERT_EQ(DART_OK, dart_team_lock_init(team, &lock));

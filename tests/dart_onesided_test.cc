@@ -1,14 +1,13 @@
 // DART one-sided communication: every unit puts to and gets from every unit
 // through team-allocated and dart_memalloc memory, in every completion form,
 // with basic, strided and indexed types; data is checked everywhere.
+#include <dart/dart.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
 #include <numeric>
 #include <vector>
-
-#include <dart/dart.h>
 
 #include "tests/dart_test_util.h"
 
@@ -29,9 +28,9 @@ int32_t Pattern(int from, int to, size_t i) {
 class Segment {
  public:
   explicit Segment(size_t per_unit) : per_unit_(per_unit) {
-    EXPECT_EQ(DART_OK, dart_team_memalloc_aligned(
-                           DART_TEAM_ALL, per_unit * Size(), DART_TYPE_INT,
-                           &gptr_));
+    EXPECT_EQ(DART_OK,
+              dart_team_memalloc_aligned(DART_TEAM_ALL, per_unit * Size(),
+                                         DART_TYPE_INT, &gptr_));
   }
   ~Segment() { EXPECT_EQ(DART_OK, dart_team_memfree(gptr_)); }
   // Where origin `from` writes in unit `to`'s part.
@@ -163,7 +162,8 @@ TEST(DartPut, ByteSizes) {
                                                 DART_TYPE_BYTE, &g));
   for (size_t bytes = 1; bytes <= kMax; bytes *= 8) {
     std::vector<uint8_t> out(bytes);
-    for (size_t i = 0; i < bytes; ++i) out[i] = static_cast<uint8_t>(i * 31 + MyId() + bytes);
+    for (size_t i = 0; i < bytes; ++i)
+      out[i] = static_cast<uint8_t>(i * 31 + MyId() + bytes);
     for (int to = 0; to < Size(); ++to) {
       ASSERT_EQ(DART_OK, dart_put(At(g, to, kMax * MyId()), out.data(), bytes,
                                   DART_TYPE_BYTE, DART_TYPE_BYTE));
@@ -207,8 +207,9 @@ TEST(DartTypes, StridedColumnToEveryUnit) {
   dart_barrier(DART_TEAM_ALL);
   for (size_t r = 0; r < rows; ++r) {
     for (size_t c = 0; c < cols; ++c) {
-      const int32_t expected =
-          static_cast<int>(c) < Size() ? Pattern(static_cast<int>(c), 0, r) : -1;
+      const int32_t expected = static_cast<int>(c) < Size()
+                                   ? Pattern(static_cast<int>(c), 0, r)
+                                   : -1;
       ASSERT_EQ(expected, mine[r * cols + c]) << r << "," << c;
     }
   }
@@ -224,8 +225,8 @@ TEST(DartTypes, StridedColumnToEveryUnit) {
               dart_type_create_strided(DART_TYPE_INT, 2, 1, &every_other));
     std::vector<int32_t> spread(2 * rows, 7);
     dart_handle_t h;
-    ASSERT_EQ(DART_OK, dart_get_handle(spread.data(), At(g, from), rows,
-                                       column, every_other, &h));
+    ASSERT_EQ(DART_OK, dart_get_handle(spread.data(), At(g, from), rows, column,
+                                       every_other, &h));
     ASSERT_EQ(DART_OK, dart_wait(&h));
     for (size_t r = 0; r < rows; ++r) {
       ASSERT_EQ(Pattern(0, 0, r), spread[2 * r]);
@@ -248,9 +249,9 @@ TEST(DartTypes, IndexedToEveryUnit) {
                                               offset, &indexed));
   const size_t instances = 4, width = 10;
   dart_gptr_t g;
-  ASSERT_EQ(DART_OK, dart_team_memalloc_aligned(
-                         DART_TEAM_ALL, instances * width * Size(),
-                         DART_TYPE_LONG, &g));
+  ASSERT_EQ(DART_OK,
+            dart_team_memalloc_aligned(
+                DART_TEAM_ALL, instances * width * Size(), DART_TYPE_LONG, &g));
   int64_t* mine = nullptr;
   dart_gptr_getaddr(At(g, MyId()), reinterpret_cast<void**>(&mine));
   std::fill(mine, mine + instances * width * Size(), -1);
@@ -258,9 +259,9 @@ TEST(DartTypes, IndexedToEveryUnit) {
   std::vector<int64_t> values(6 * instances);
   std::iota(values.begin(), values.end(), 100 * MyId());
   for (int to = 0; to < Size(); ++to) {
-    ASSERT_EQ(DART_OK, dart_put(At(g, to, 8 * instances * width * MyId()),
-                                values.data(), values.size(), DART_TYPE_LONG,
-                                indexed));
+    ASSERT_EQ(DART_OK,
+              dart_put(At(g, to, 8 * instances * width * MyId()), values.data(),
+                       values.size(), DART_TYPE_LONG, indexed));
   }
   ASSERT_EQ(DART_OK, dart_flush_all(g));
   dart_barrier(DART_TEAM_ALL);
@@ -287,8 +288,8 @@ TEST(DartMemalloc, EveryUnitReachesEveryUnitsHeap) {
     const std::vector<int32_t> data = Block(MyId(), to, n);
     dart_gptr_t g = all[to];
     dart_gptr_incaddr(&g, 4 * n * MyId());
-    ASSERT_EQ(DART_OK,
-              dart_put_blocking(g, data.data(), n, DART_TYPE_INT, DART_TYPE_INT));
+    ASSERT_EQ(DART_OK, dart_put_blocking(g, data.data(), n, DART_TYPE_INT,
+                                         DART_TYPE_INT));
   }
   dart_barrier(DART_TEAM_ALL);
   int32_t* local = nullptr;
@@ -302,8 +303,8 @@ TEST(DartMemalloc, EveryUnitReachesEveryUnitsHeap) {
     std::vector<int32_t> got(n);
     dart_gptr_t g = all[from];
     dart_gptr_incaddr(&g, 4 * n * MyId());
-    ASSERT_EQ(DART_OK,
-              dart_get_blocking(got.data(), g, n, DART_TYPE_INT, DART_TYPE_INT));
+    ASSERT_EQ(DART_OK, dart_get_blocking(got.data(), g, n, DART_TYPE_INT,
+                                         DART_TYPE_INT));
     EXPECT_EQ(Block(MyId(), from, n), got);
   }
   dart_barrier(DART_TEAM_ALL);
@@ -315,9 +316,9 @@ TEST(DartRegister, PutsLandInUserMemory) {
   const size_t n = 64;
   std::vector<int32_t> memory(n * Size(), 0);
   dart_gptr_t g;
-  ASSERT_EQ(DART_OK, dart_team_memregister_aligned(
-                         DART_TEAM_ALL, memory.size(), DART_TYPE_INT,
-                         memory.data(), &g));
+  ASSERT_EQ(DART_OK,
+            dart_team_memregister_aligned(DART_TEAM_ALL, memory.size(),
+                                          DART_TYPE_INT, memory.data(), &g));
   EXPECT_LT(g.segid, 0);
   for (int to = 0; to < Size(); ++to) {
     const std::vector<int32_t> data = Block(MyId(), to, n);
@@ -332,8 +333,9 @@ TEST(DartRegister, PutsLandInUserMemory) {
   }
   for (int from = 0; from < Size(); ++from) {
     std::vector<int32_t> got(n);
-    ASSERT_EQ(DART_OK, dart_get_blocking(got.data(), At(g, from, 4 * n * MyId()),
-                                         n, DART_TYPE_INT, DART_TYPE_INT));
+    ASSERT_EQ(DART_OK,
+              dart_get_blocking(got.data(), At(g, from, 4 * n * MyId()), n,
+                                DART_TYPE_INT, DART_TYPE_INT));
     EXPECT_EQ(Block(MyId(), from, n), got);
   }
   dart_barrier(DART_TEAM_ALL);
@@ -354,9 +356,9 @@ TEST(DartRegister, DifferentSizesPerUnit) {
   ASSERT_EQ(DART_OK, dart_put_blocking(At(g, to, 8 * to), &value, 1,
                                        DART_TYPE_LONG, DART_TYPE_LONG));
   // One past the target's end is rejected.
-  EXPECT_EQ(DART_ERR_INVAL, dart_put_blocking(At(g, to, 8 * (to + 1)), &value,
-                                              1, DART_TYPE_LONG,
-                                              DART_TYPE_LONG));
+  EXPECT_EQ(DART_ERR_INVAL,
+            dart_put_blocking(At(g, to, 8 * (to + 1)), &value, 1,
+                              DART_TYPE_LONG, DART_TYPE_LONG));
   dart_barrier(DART_TEAM_ALL);
   EXPECT_EQ((MyId() + Size() - 1) % Size(), memory.back());
   ASSERT_EQ(DART_OK, dart_team_memderegister(g));

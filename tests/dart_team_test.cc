@@ -1,14 +1,13 @@
 // DART groups (local, always sorted by global unit id) and teams
 // (collective): membership, ordering, id agreement, unit translation,
 // nesting, cloning, destruction and id reuse, and communication on teams.
+#include <dart/dart.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <numeric>
 #include <random>
 #include <vector>
-
-#include <dart/dart.h>
 
 #include "tests/dart_test_util.h"
 

@@ -2,11 +2,10 @@
 #ifndef RMASHIM_TESTS_DART_TEST_UTIL_H_
 #define RMASHIM_TESTS_DART_TEST_UTIL_H_
 
+#include <dart/dart.h>
 #include <mpi.h>
 
 #include <vector>
-
-#include <dart/dart.h>
 
 namespace dart_testing {
 

@@ -76,8 +76,8 @@ dart_ret_t Accumulate(const dart_gptr_t& g, const void* values, size_t nelem,
     return DART_OK;
   }
   const MPI_Count n = static_cast<MPI_Count>(nelem);
-  if (PMPI_Accumulate_c(values, n, c.type, w.rank, w.disp, n, c.type,
-                        c.mpi_op, w.win) != MPI_SUCCESS) {
+  if (PMPI_Accumulate_c(values, n, c.type, w.rank, w.disp, n, c.type, c.mpi_op,
+                        w.win) != MPI_SUCCESS) {
     return DART_ERR_OTHER;
   }
   *w.pending = 1;
@@ -98,16 +98,14 @@ dart_ret_t dart_accumulate(dart_gptr_t gptr, const void* values, size_t nelem,
   return Accumulate(gptr, values, nelem, dtype, op, false);
 }
 
-dart_ret_t dart_accumulate_blocking_local(dart_gptr_t gptr,
-                                          const void* values, size_t nelem,
-                                          dart_datatype_t dtype,
+dart_ret_t dart_accumulate_blocking_local(dart_gptr_t gptr, const void* values,
+                                          size_t nelem, dart_datatype_t dtype,
                                           dart_operation_t op) {
   return Accumulate(gptr, values, nelem, dtype, op, true);
 }
 
-dart_ret_t dart_fetch_and_op(dart_gptr_t gptr, const void* value,
-                             void* result, dart_datatype_t dtype,
-                             dart_operation_t op) {
+dart_ret_t dart_fetch_and_op(dart_gptr_t gptr, const void* value, void* result,
+                             dart_datatype_t dtype, dart_operation_t op) {
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
   if (result == nullptr || (value == nullptr && op != DART_OP_NO_OP)) {
     return DART_ERR_INVAL;

@@ -225,10 +225,9 @@ dart_ret_t dart_sendrecv(const void* sendbuf, size_t send_nelem,
       send_tag < 0 || recv_tag < 0 || !ValidUnit(dest) || !ValidUnit(src)) {
     return DART_ERR_INVAL;
   }
-  return FromMpi(PMPI_Sendrecv_c(sendbuf, send_count, send_type, dest.id,
-                                 send_tag, recvbuf, recv_count, recv_type,
-                                 src.id, recv_tag, g_dart.world,
-                                 MPI_STATUS_IGNORE));
+  return FromMpi(PMPI_Sendrecv_c(
+      sendbuf, send_count, send_type, dest.id, send_tag, recvbuf, recv_count,
+      recv_type, src.id, recv_tag, g_dart.world, MPI_STATUS_IGNORE));
 }
 
 }  // extern "C"

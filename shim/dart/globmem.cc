@@ -97,8 +97,8 @@ dart_ret_t Register(dart_team_t teamid, size_t nelem, dart_datatype_t dtype,
     return DART_ERR_OTHER;
   }
   ManagedWindow* w = nullptr;
-  const int rc = ManagedWindow::Adopt(Flavor::kCreate, win, addr, s->my_size,
-                                      1, team->comm, &w);
+  const int rc = ManagedWindow::Adopt(Flavor::kCreate, win, addr, s->my_size, 1,
+                                      team->comm, &w);
   if (rc != MPI_SUCCESS) {
     PMPI_Win_free(&win);
     team->registered_ids.Give(id);
@@ -329,8 +329,7 @@ dart_ret_t dart_team_memderegister(dart_gptr_t gptr) {
 }
 
 dart_ret_t dart_type_create_strided(dart_datatype_t basetype, size_t stride,
-                                    size_t blocklen,
-                                    dart_datatype_t* newtype) {
+                                    size_t blocklen, dart_datatype_t* newtype) {
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
   return g_dart.types.CreateStrided(basetype, stride, blocklen, newtype);
 }
@@ -340,8 +339,7 @@ dart_ret_t dart_type_create_indexed(dart_datatype_t basetype, size_t count,
                                     const size_t offset[],
                                     dart_datatype_t* newtype) {
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
-  return g_dart.types.CreateIndexed(basetype, count, blocklen, offset,
-                                    newtype);
+  return g_dart.types.CreateIndexed(basetype, count, blocklen, offset, newtype);
 }
 
 dart_ret_t dart_type_destroy(dart_datatype_t* dart_type) {

@@ -20,8 +20,8 @@ constexpr size_t kHeaderBytes =
 // at `fixed` if given. nullptr on failure.
 std::byte* MapObject(const std::string& name, size_t bytes, bool create,
                      std::byte* fixed) {
-  const int fd = shm_open(name.c_str(),
-                          create ? O_CREAT | O_EXCL | O_RDWR : O_RDWR, 0600);
+  const int fd =
+      shm_open(name.c_str(), create ? O_CREAT | O_EXCL | O_RDWR : O_RDWR, 0600);
   if (fd < 0) return nullptr;
   if (create && ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
     close(fd);
@@ -150,7 +150,8 @@ dart_ret_t Heap::CreateChunk(int k) {
 
 dart_ret_t Heap::Allocate(uint64_t bytes, uint64_t* offset) {
   if (bytes > Size(kChunks - 1)) return DART_ERR_NOMEM;
-  const uint64_t n = (std::max<uint64_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
+  const uint64_t n =
+      (std::max<uint64_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
   while (true) {
     for (auto it = free_.begin(); it != free_.end(); ++it) {
       if (it->second < n) continue;
@@ -177,7 +178,8 @@ dart_ret_t Heap::Free(uint64_t offset) {
   const int k = ChunkOf(at);
   // Coalesce with free neighbours in the same chunk.
   auto next = free_.lower_bound(at);
-  if (next != free_.end() && next->first == at + n && ChunkOf(next->first) == k) {
+  if (next != free_.end() && next->first == at + n &&
+      ChunkOf(next->first) == k) {
     n += next->second;
     next = free_.erase(next);
   }
@@ -195,7 +197,8 @@ dart_ret_t Heap::Free(uint64_t offset) {
 
 std::byte* Heap::MapChunk(int unit, int k) {
   std::byte*& chunk = peers_[unit].chunks[k];
-  if (chunk == nullptr) chunk = MapObject(Name(unit, k), Size(k), false, nullptr);
+  if (chunk == nullptr)
+    chunk = MapObject(Name(unit, k), Size(k), false, nullptr);
   return chunk;
 }
 

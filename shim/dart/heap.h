@@ -10,6 +10,7 @@
 #ifndef RMASHIM_SHIM_DART_HEAP_H_
 #define RMASHIM_SHIM_DART_HEAP_H_
 
+#include <dart/dart_types.h>
 #include <mpi.h>
 
 #include <array>
@@ -20,17 +21,15 @@
 #include <unordered_map>
 #include <vector>
 
-#include <dart/dart_types.h>
-
 #include "shim/window.h"
 
 namespace rmashim::dart {
 
 class Heap {
  public:
-  static constexpr int kChunks = 18;              // 256 GiB per unit
-  static constexpr uint64_t kChunk0 = 1u << 20;   // first chunk: 1 MiB
-  static constexpr uint64_t kAlign = 64;          // allocation granularity
+  static constexpr int kChunks = 18;             // 256 GiB per unit
+  static constexpr uint64_t kChunk0 = 1u << 20;  // first chunk: 1 MiB
+  static constexpr uint64_t kAlign = 64;         // allocation granularity
 
   // Chunk k covers offsets [Start(k), Start(k + 1)).
   static constexpr uint64_t Start(int k) {

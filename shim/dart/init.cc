@@ -36,16 +36,15 @@ HwRecord QueryHardware() {
     if (hwloc_get_last_cpu_location(topology, cpus, HWLOC_CPUBIND_PROCESS) ==
         0) {
       const int first = hwloc_bitmap_first(cpus);
-      hwloc_obj_t pu =
-          first < 0 ? nullptr
-                    : hwloc_get_pu_obj_by_os_index(topology,
-                                                   static_cast<unsigned>(first));
+      hwloc_obj_t pu = first < 0 ? nullptr
+                                 : hwloc_get_pu_obj_by_os_index(
+                                       topology, static_cast<unsigned>(first));
       if (pu != nullptr) {
         r.cpu_id = static_cast<int>(pu->os_index);
         hwloc_obj_t core =
             hwloc_get_ancestor_obj_by_type(topology, HWLOC_OBJ_CORE, pu);
-        r.core_id = static_cast<int>(core ? core->logical_index
-                                          : pu->logical_index);
+        r.core_id =
+            static_cast<int>(core ? core->logical_index : pu->logical_index);
       }
       hwloc_nodeset_t nodes = hwloc_bitmap_alloc();
       hwloc_cpuset_to_nodeset(topology, cpus, nodes);
@@ -70,8 +69,7 @@ void FindNodes(State& s) {
   PMPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, s.world);
   std::vector<int> distinct = leaders;
   std::sort(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end()),
-                 distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
   s.node_index.resize(s.size);
   s.node_local.resize(s.size);
   for (int u = 0; u < s.size; ++u) {
@@ -101,8 +99,8 @@ void GatherLocality(State& s) {
     l.hwinfo.core_id = r.core_id;
     l.hwinfo.cpu_id = r.cpu_id;
     l.hwinfo.min_threads = l.hwinfo.max_threads = r.threads;
-    std::snprintf(l.domain_tag, sizeof(l.domain_tag), ".%d.%d",
-                  s.node_index[u], r.numa_id < 0 ? 0 : r.numa_id);
+    std::snprintf(l.domain_tag, sizeof(l.domain_tag), ".%d.%d", s.node_index[u],
+                  r.numa_id < 0 ? 0 : r.numa_id);
   }
 }
 
@@ -164,8 +162,7 @@ dart_ret_t dart_init(int* argc, char*** argv) {
 dart_ret_t dart_init_thread(int* argc, char*** argv,
                             dart_thread_support_level_t* thread_safety) {
   if (thread_safety == nullptr) return DART_ERR_INVAL;
-  const dart_ret_t rc =
-      rmashim::dart::Init(argc, argv, MPI_THREAD_MULTIPLE);
+  const dart_ret_t rc = rmashim::dart::Init(argc, argv, MPI_THREAD_MULTIPLE);
   if (rc == DART_OK) *thread_safety = DART_THREAD_SINGLE;
   return rc;
 }

@@ -40,7 +40,8 @@ class Words {
   explicit Words(dart_lock_struct& l) : l_(l) {}
 
   int64_t Swap(int unit, MPI_Aint word, int64_t value) {
-    if (l_.shm) return Ref(unit, word).exchange(value, std::memory_order_acq_rel);
+    if (l_.shm)
+      return Ref(unit, word).exchange(value, std::memory_order_acq_rel);
     int64_t old = 0;
     PMPI_Fetch_and_op(&value, &old, MPI_INT64_T, unit, word, MPI_REPLACE,
                       l_.rma_win);
@@ -52,8 +53,9 @@ class Words {
   int64_t CompareSwap(int unit, MPI_Aint word, int64_t expected,
                       int64_t desired) {
     if (l_.shm) {
-      Ref(unit, word).compare_exchange_strong(expected, desired,
-                                              std::memory_order_acq_rel);
+      Ref(unit, word)
+          .compare_exchange_strong(expected, desired,
+                                   std::memory_order_acq_rel);
       return expected;
     }
     int64_t old = 0;
@@ -84,8 +86,8 @@ class Words {
 
  private:
   std::atomic_ref<int64_t> Ref(int unit, MPI_Aint word) {
-    return std::atomic_ref<int64_t>(*reinterpret_cast<int64_t*>(
-        l_.window->target(unit).base + word));
+    return std::atomic_ref<int64_t>(
+        *reinterpret_cast<int64_t*>(l_.window->target(unit).base + word));
   }
   dart_lock_struct& l_;
 };
@@ -186,7 +188,8 @@ dart_ret_t dart_lock_try_acquire(dart_lock_t lock, int32_t* result) {
   }
   Words words(*lock);
   ResetNode(words, lock->me);
-  lock->held = words.CompareSwap(lock->tail, kTail, kNobody, lock->me) == kNobody;
+  lock->held =
+      words.CompareSwap(lock->tail, kTail, kNobody, lock->me) == kNobody;
   *result = lock->held ? 1 : 0;
   return DART_OK;
 }

@@ -8,8 +8,8 @@
 #include <cstring>
 
 #include "shim/cross_memory.h"
-#include "shim/datatype.h"
 #include "shim/dart/state.h"
+#include "shim/datatype.h"
 
 namespace rmashim::dart {
 namespace {
@@ -19,7 +19,9 @@ enum class Mode { kNonBlocking, kBlocking, kHandle };
 
 // Makes this unit's stores to mapped memory visible before it returns
 // (the shared-memory counterpart of MPI_Win_flush).
-inline void MemoryFence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline void MemoryFence() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
 
 // One side of a transfer: `count` instances of `mpi`.
 struct Side {
@@ -106,9 +108,8 @@ dart_ret_t TransferTyped(Dir dir, const dart_gptr_t& g, void* local,
         dir == Dir::kPut
             ? CopyTyped(local, static_cast<int>(l.count), l.type.mpi, l.layout,
                         w.addr, static_cast<int>(r.count), r.type.mpi, r.layout)
-            : CopyTyped(w.addr, static_cast<int>(r.count), r.type.mpi,
-                        r.layout, local, static_cast<int>(l.count), l.type.mpi,
-                        l.layout);
+            : CopyTyped(w.addr, static_cast<int>(r.count), r.type.mpi, r.layout,
+                        local, static_cast<int>(l.count), l.type.mpi, l.layout);
     if (mode == Mode::kBlocking) MemoryFence();
     return FromMpi(rc);
   }

@@ -3,6 +3,7 @@
 #ifndef RMASHIM_SHIM_DART_STATE_H_
 #define RMASHIM_SHIM_DART_STATE_H_
 
+#include <dart/dart.h>
 #include <mpi.h>
 #include <sys/types.h>
 
@@ -14,8 +15,6 @@
 #include <set>
 #include <unordered_set>
 #include <vector>
-
-#include <dart/dart.h>
 
 #include "shim/dart/heap.h"
 #include "shim/dart/types.h"
@@ -29,7 +28,7 @@ struct dart_group_struct {
 struct dart_handle_struct {
   MPI_Request request = MPI_REQUEST_NULL;
   MPI_Win win = MPI_WIN_NULL;
-  int target = 0;   // rank in `win`
+  int target = 0;  // rank in `win`
   bool in_use = false;
 };
 
@@ -71,8 +70,8 @@ struct Segment {
   std::byte* my_base = nullptr;
   MPI_Aint my_size = 0;
   uint16_t flags = 0;
-  std::vector<Peer> peers;         // by team unit
-  std::vector<uint8_t> pending;    // MPI operations to flush, by team unit
+  std::vector<Peer> peers;       // by team unit
+  std::vector<uint8_t> pending;  // MPI operations to flush, by team unit
 };
 
 // Deterministic id allocation: every member of a team takes and returns
@@ -102,7 +101,7 @@ struct Team {
   std::vector<std::unique_ptr<Segment>> registered;  // index -segid
   IdPool allocated_ids, registered_ids;
   int locks_created = 0;
-  std::vector<dart_lock_t> locks;  // creation order
+  std::vector<dart_lock_t> locks;              // creation order
   std::vector<dart_unit_locality_t> locality;  // built on first query
 
   Segment* FindSegment(int16_t segid) const {

@@ -121,10 +121,9 @@ dart_ret_t dart_group_ismember(const dart_group_t g, dart_global_unit_t unitid,
                                int32_t* ismember) {
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
   if (!ValidGroup(g) || ismember == nullptr) return DART_ERR_INVAL;
-  *ismember = std::binary_search(g->members.begin(), g->members.end(),
-                                 unitid.id)
-                  ? 1
-                  : 0;
+  *ismember =
+      std::binary_search(g->members.begin(), g->members.end(), unitid.id) ? 1
+                                                                          : 0;
   return DART_OK;
 }
 

@@ -38,19 +38,32 @@ size_t BasicSize(dart_datatype_t t) { return BasicEntry(t).size; }
 
 MPI_Op MpiOp(dart_operation_t op) {
   switch (op) {
-    case DART_OP_MIN: return MPI_MIN;
-    case DART_OP_MAX: return MPI_MAX;
-    case DART_OP_SUM: return MPI_SUM;
-    case DART_OP_PROD: return MPI_PROD;
-    case DART_OP_BAND: return MPI_BAND;
-    case DART_OP_LAND: return MPI_LAND;
-    case DART_OP_BOR: return MPI_BOR;
-    case DART_OP_LOR: return MPI_LOR;
-    case DART_OP_BXOR: return MPI_BXOR;
-    case DART_OP_LXOR: return MPI_LXOR;
-    case DART_OP_REPLACE: return MPI_REPLACE;
-    case DART_OP_NO_OP: return MPI_NO_OP;
-    default: return MPI_OP_NULL;
+    case DART_OP_MIN:
+      return MPI_MIN;
+    case DART_OP_MAX:
+      return MPI_MAX;
+    case DART_OP_SUM:
+      return MPI_SUM;
+    case DART_OP_PROD:
+      return MPI_PROD;
+    case DART_OP_BAND:
+      return MPI_BAND;
+    case DART_OP_LAND:
+      return MPI_LAND;
+    case DART_OP_BOR:
+      return MPI_BOR;
+    case DART_OP_LOR:
+      return MPI_LOR;
+    case DART_OP_BXOR:
+      return MPI_BXOR;
+    case DART_OP_LXOR:
+      return MPI_LXOR;
+    case DART_OP_REPLACE:
+      return MPI_REPLACE;
+    case DART_OP_NO_OP:
+      return MPI_NO_OP;
+    default:
+      return MPI_OP_NULL;
   }
 }
 
@@ -73,8 +86,8 @@ dart_ret_t TypeRegistry::Register(dart_datatype_t base, MPI_Datatype instance,
     return DART_ERR_OTHER;
   }
   const dart_datatype_t handle = next_handle_++;
-  derived_[handle] = TypeInfo{instance,      base,           BasicMpi(base),
-                              elements,      BasicSize(base), false};
+  derived_[handle] = TypeInfo{instance,        base, BasicMpi(base), elements,
+                              BasicSize(base), false};
   *out = handle;
   return DART_OK;
 }

@@ -4,23 +4,22 @@
 #ifndef RMASHIM_SHIM_DART_TYPES_H_
 #define RMASHIM_SHIM_DART_TYPES_H_
 
+#include <dart/dart_types.h>
 #include <mpi.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
 
-#include <dart/dart_types.h>
-
 namespace rmashim::dart {
 
 // What a transfer needs to know about one side's type.
 struct TypeInfo {
-  MPI_Datatype mpi = MPI_DATATYPE_NULL;   // one instance
+  MPI_Datatype mpi = MPI_DATATYPE_NULL;  // one instance
   dart_datatype_t base = DART_TYPE_UNDEFINED;
   MPI_Datatype base_mpi = MPI_DATATYPE_NULL;
-  size_t elements = 1;    // base elements per instance
-  size_t base_size = 0;   // bytes per base element
+  size_t elements = 1;   // base elements per instance
+  size_t base_size = 0;  // bytes per base element
   bool basic = true;
 };
 
@@ -40,8 +39,8 @@ class TypeRegistry {
   // Fills `out` for a basic or registered derived type; false for anything
   // else.
   bool Describe(dart_datatype_t t, TypeInfo* out) const;
-  dart_ret_t CreateStrided(dart_datatype_t base, size_t stride,
-                           size_t blocklen, dart_datatype_t* out);
+  dart_ret_t CreateStrided(dart_datatype_t base, size_t stride, size_t blocklen,
+                           dart_datatype_t* out);
   dart_ret_t CreateIndexed(dart_datatype_t base, size_t count,
                            const size_t blocklen[], const size_t offset[],
                            dart_datatype_t* out);
