@@ -7,9 +7,15 @@
 #include <sched.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <initializer_list>
+#include <mutex>
+#include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -161,6 +167,42 @@ bool PollUntil(Pred done, double seconds) {
   }
   return true;
 }
+
+// Ends the process, failing the run, if still alive after `seconds`: guards
+// calls that may block inside MPI forever, so such a hang fails fast with a
+// message naming `what` instead of waiting for mpirun's timeout (hydra then
+// tears down the other ranks).
+class HangWatchdog {
+ public:
+  HangWatchdog(double seconds, std::string what)
+      : what_(std::move(what)), thread_([this, seconds] {
+          std::unique_lock<std::mutex> lock(mutex_);
+          if (!cv_.wait_for(lock, std::chrono::duration<double>(seconds),
+                            [this] { return done_; })) {
+            std::fprintf(stderr, "FAILED: %s did not finish in %g s (hang)\n",
+                         what_.c_str(), seconds);
+            std::fflush(stderr);
+            std::_Exit(3);
+          }
+        }) {}
+  ~HangWatchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+  HangWatchdog(const HangWatchdog&) = delete;
+  HangWatchdog& operator=(const HangWatchdog&) = delete;
+
+ private:
+  const std::string what_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;  // last: starts after the members it uses
+};
 
 }  // namespace rmashim_test
 

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <numeric>
 #include <vector>
 
@@ -702,65 +701,6 @@ TEST(ShimSyncTest, TargetMakesNoMpiCallsWhileOthersLockAndPut) {
     EXPECT_TRUE(arrived) << "counter " << mem[0] << " of " << writers;
   }
   MPI_Barrier(node.get());
-}
-
-// A process blocked in MPI_Win_lock is inside MPI, so MPI must make progress
-// for it: here node rank 0 waits for an exclusive lock on itself while the
-// holder's MPI_Rget_accumulate to it (on an MPI_Win_create window, whose
-// accumulates the shim leaves to MPI) needs rank 0's progress to complete.
-// A lock that spins without driving MPI deadlocks; the holder then aborts
-// the run after a timeout instead of hanging it. Kept last in this file for
-// that reason.
-TEST(ShimSyncTest, WaitingForALockStillServesOperationsOnTheWaiter) {
-  ScopedComm node(rmashim_test::SplitNodeComm());
-  const int node_rank = Rank(node.get()), node_size = Size(node.get());
-  const int holder = node_size > 1 ? 1 : 0;
-  std::vector<int> mem(4, 0);
-  MPI_Win win;
-  ASSERT_EQ(MPI_Win_create(mem.data(), mem.size() * sizeof(int), sizeof(int),
-                           MPI_INFO_NULL, node.get(), &win),
-            MPI_SUCCESS);
-  const int add = 5;
-  if (node_rank == holder) {
-    ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win), MPI_SUCCESS);
-    if (holder != 0) MPI_Send(&add, 1, MPI_INT, 0, 7, node.get());
-    usleep(20 * 1000);  // let rank 0 settle into its lock wait
-    int old = -1;
-    MPI_Request request;
-    ASSERT_EQ(MPI_Rget_accumulate(&add, 1, MPI_INT, &old, 1, MPI_INT, 0, 0, 1,
-                                  MPI_INT, MPI_SUM, win, &request),
-              MPI_SUCCESS);
-    const bool done = PollUntil(
-        [&] {
-          int flag = 0;
-          MPI_Test(&request, &flag, MPI_STATUS_IGNORE);
-          return flag != 0;
-        },
-        kTimeoutSeconds);
-    if (!done) {
-      std::fprintf(stderr,
-                   "FAILED: MPI_Rget_accumulate to node rank 0 never "
-                   "completed while rank 0 waited in MPI_Win_lock: deadlock; "
-                   "aborting\n");
-      MPI_Abort(MPI_COMM_WORLD, 3);
-    }
-    EXPECT_EQ(old, 0);
-    ASSERT_EQ(MPI_Win_unlock(0, win), MPI_SUCCESS);
-  }
-  if (node_rank == 0 && holder != 0) {
-    int token = 0;
-    MPI_Recv(&token, 1, MPI_INT, holder, 7, node.get(), MPI_STATUS_IGNORE);
-    ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win), MPI_SUCCESS);
-    int now = -1;
-    MPI_Get(&now, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
-    ASSERT_EQ(MPI_Win_unlock(0, win), MPI_SUCCESS);
-    EXPECT_EQ(now, add);
-  }
-  MPI_Barrier(node.get());
-  if (node_rank == 0) {
-    EXPECT_EQ(mem[0], add);
-  }
-  MPI_Win_free(&win);
 }
 
 }  // namespace
