@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "shim/shm_lock.h"
+
 namespace rmashim {
 namespace {
 
@@ -42,7 +44,19 @@ void FindCoreAndNuma(Locality& loc) {
 
 Runtime g_runtime;
 
+namespace {
+
+// Drives MPI's progress engine (a probe that matches nothing is enough).
+void PokeMpi() {
+  int flag = 0;
+  PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag,
+              MPI_STATUS_IGNORE);
+}
+
+}  // namespace
+
 void Runtime::Start(int thread_level) {
+  SetSpinProgress(&PokeMpi);
   enabled_ = !EnvIsTrue("RMASHIM_DISABLE");
   thread_multiple_ = thread_level == MPI_THREAD_MULTIPLE;
   // Under Yama's ptrace restriction, let node-local peers use cross-memory
@@ -61,7 +75,10 @@ void Runtime::Start(int thread_level) {
   FindCoreAndNuma(locality_);
 }
 
-void Runtime::Stop() { enabled_ = false; }
+void Runtime::Stop() {
+  enabled_ = false;
+  SetSpinProgress(nullptr);  // MPI is about to go away
+}
 
 std::vector<int> NodeRanksOf(MPI_Group group, MPI_Comm node_comm) {
   int size = 0;

@@ -4,14 +4,23 @@
 
 namespace rmashim {
 
+namespace {
+std::atomic<void (*)()> g_spin_progress{nullptr};
+}  // namespace
+
+void SetSpinProgress(void (*progress)()) { g_spin_progress.store(progress); }
+
 void Backoff::Wait() {
   constexpr uint32_t kSpinRounds = 10;  // up to 2^10 pauses before yielding
   if (round_ < kSpinRounds) {
     for (uint32_t i = 0; i < (1u << round_); ++i) __builtin_ia32_pause();
     ++round_;
-  } else {
-    sched_yield();
+    return;
   }
+  if (void (*progress)() = g_spin_progress.load(std::memory_order_relaxed)) {
+    progress();
+  }
+  sched_yield();
 }
 
 bool AcquireShared(LockWords& target) {

@@ -39,7 +39,9 @@ inline constexpr uint64_t kWriterUnit = uint64_t{1} << 32;  // `all` high half
 inline constexpr uint64_t kReaderMask = kWriterUnit - 1;    // `all` low half
 
 // Spins politely: pause instructions with exponential growth, then yields the
-// core (ranks are often oversubscribed on small nodes).
+// core (ranks are often oversubscribed on small nodes) and runs the progress
+// hook: a process waiting for a lock is inside an MPI call, so it must keep
+// serving the MPI operations other processes direct at it.
 class Backoff {
  public:
   void Wait();
@@ -48,6 +50,9 @@ class Backoff {
  private:
   uint32_t round_ = 0;
 };
+
+// Called while a Backoff yields; set once at startup (nullptr: none).
+void SetSpinProgress(void (*progress)());
 
 // The Acquire functions return true when they had to wait (contention).
 bool AcquireShared(LockWords& target);
