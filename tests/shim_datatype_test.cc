@@ -372,6 +372,9 @@ struct CaseTypes {
 TEST_P(ShimDatatypeTest, EveryCaseMatchesModelAndNativeMpi) {
   const Param& p = GetParam();
   const int rank = Rank(), size = Size();
+  // A deadlock in a passed-through transfer would otherwise sit until
+  // mpirun's timeout.
+  rmashim_test::HangWatchdog watchdog(30, "datatype test");
   TestWindow* const managed = shim_[int(p.flavor)];
   TestWindow* const native = native_[int(p.flavor)];
   // MPI_Win_create windows stay with MPI when the kernel refuses
