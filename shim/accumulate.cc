@@ -71,11 +71,8 @@ Route Admit(ManagedWindow& w, int target, MPI_Aint disp,
   if (target == MPI_PROC_NULL) return Route::kDone;
   // A window spanning nodes: remote origins' accumulates are applied by MPI,
   // which cannot be atomic with our CPU atomics, so the whole family goes to
-  // MPI for every target of such a window. MPI_Win_create memory is not
-  // mapped here: the same rule keeps all its accumulates in MPI.
-  if (!w.locks_in_shm() || w.flavor() == Flavor::kCreate) {
-    return Route::kPassThrough;
-  }
+  // MPI for every target of such a window (MPI checks the epoch there).
+  if (!w.locks_in_shm()) return Route::kPassThrough;
   switch (CheckEpoch(w, target)) {
     case EpochAccess::kDirect:
       break;
@@ -88,8 +85,12 @@ Route Admit(ManagedWindow& w, int target, MPI_Aint disp,
   MPI_Aint offset;
   if (!FitsInTarget(w.target(target), disp, target_layout, &offset)) {
     *rc = MPI_ERR_RMA_RANGE;
+    return Route::kDone;
   }
-  return Route::kDone;
+  // MPI_Win_create memory is not mapped here: all its accumulates stay in
+  // MPI (on the internal window, inside the shim's epoch), which keeps them
+  // atomic with each other.
+  return w.flavor() == Flavor::kCreate ? Route::kPassThrough : Route::kDone;
 }
 
 bool HoldsExclusive(const ManagedWindow& w, int target) {
@@ -113,11 +114,11 @@ int PackElements(const void* buf, int count, MPI_Datatype type,
     return MPI_ERR_TYPE;
   }
   int size = 0;
-  PMPI_Pack_size(count, type, MPI_COMM_SELF, &size);
+  PMPI_Pack_size(count, type, PackComm(), &size);
   storage.resize(size);
   int position = 0;
   if (int rc = PMPI_Pack(buf, count, type, storage.data(), size, &position,
-                         MPI_COMM_SELF)) {
+                         PackComm())) {
     return rc;
   }
   *packed = storage.data();
@@ -127,17 +128,19 @@ int PackElements(const void* buf, int count, MPI_Datatype type,
 }  // namespace
 
 Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
-  const bool fetching = c.result != nullptr;
+  const bool fetching = c.fetching;
   Layout target_layout, origin_layout, result_layout;
   if ((*rc = DescribeLayout(c.target_count, c.target_type, &target_layout))) {
     return Route::kDone;
   }
   if (c.op != MPI_NO_OP &&
-      (*rc = DescribeLayout(c.origin_count, c.origin_type, &origin_layout))) {
+      ((*rc = DescribeLayout(c.origin_count, c.origin_type, &origin_layout)) ||
+       (*rc = CheckBuffer(c.origin, c.origin_type, origin_layout)))) {
     return Route::kDone;
   }
   if (fetching &&
-      (*rc = DescribeLayout(c.result_count, c.result_type, &result_layout))) {
+      ((*rc = DescribeLayout(c.result_count, c.result_type, &result_layout)) ||
+       (*rc = CheckBuffer(c.result, c.result_type, result_layout)))) {
     return Route::kDone;
   }
   if (c.op == MPI_NO_OP && !fetching) {
@@ -155,7 +158,9 @@ Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
     flat.elements = c.target_count;
     if (c.target_count > 0) flat.runs.push_back({0, c.target_count});
   } else if ((*rc = Flatten(c.target_type, c.target_count, &flat))) {
-    return Route::kDone;
+    if (*rc != kNotFlattened) return Route::kDone;
+    *rc = MPI_SUCCESS;
+    return Route::kPassThrough;
   }
   if (flat.elements == 0) return Route::kDone;
   const ElementOp* e = nullptr;
@@ -169,7 +174,9 @@ Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
       (*rc = PackElements(c.origin, c.origin_count, c.origin_type,
                           flat.element, flat.elements, origin_storage,
                           &origin))) {
-    return Route::kDone;
+    if (*rc != kNotFlattened) return Route::kDone;
+    *rc = MPI_SUCCESS;
+    return Route::kPassThrough;
   }
   std::vector<std::byte> result_storage;
   std::byte* result = static_cast<std::byte*>(c.result);
@@ -196,7 +203,7 @@ Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
     int position = 0;
     *rc = PMPI_Unpack(result_storage.data(),
                       static_cast<int>(result_storage.size()), &position,
-                      c.result, c.result_count, c.result_type, MPI_COMM_SELF);
+                      c.result, c.result_count, c.result_type, PackComm());
   }
   return Route::kDone;
 }
@@ -205,7 +212,11 @@ Route FetchAndOpDirect(ManagedWindow& w, const void* origin, void* result,
                        MPI_Datatype type, int target, MPI_Aint disp,
                        MPI_Op op, int* rc) {
   Layout layout;
-  if ((*rc = DescribeLayout(1, type, &layout))) return Route::kDone;
+  if ((*rc = DescribeLayout(1, type, &layout)) ||
+      (op != MPI_NO_OP && (*rc = CheckBuffer(origin, type, layout))) ||
+      (*rc = CheckBuffer(result, type, layout))) {
+    return Route::kDone;
+  }
   if (Admit(w, target, disp, layout, rc) == Route::kPassThrough) {
     return Route::kPassThrough;
   }
@@ -226,7 +237,12 @@ Route CompareAndSwapDirect(ManagedWindow& w, const void* origin,
                            MPI_Datatype type, int target, MPI_Aint disp,
                            int* rc) {
   Layout layout;
-  if ((*rc = DescribeLayout(1, type, &layout))) return Route::kDone;
+  if ((*rc = DescribeLayout(1, type, &layout)) ||
+      (*rc = CheckBuffer(origin, type, layout)) ||
+      (*rc = CheckBuffer(compare, type, layout)) ||
+      (*rc = CheckBuffer(result, type, layout))) {
+    return Route::kDone;
+  }
   const CompareSwapOp* cas = nullptr;
   if ((*rc = FindCompareSwap(type, &cas))) return Route::kDone;
   if (Admit(w, target, disp, layout, rc) == Route::kPassThrough) {

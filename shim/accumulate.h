@@ -13,10 +13,11 @@
 namespace rmashim {
 
 struct AccumulateCall {
+  bool fetching = false;  // Get_accumulate: old values go to `result`
   const void* origin = nullptr;
   int origin_count = 0;
   MPI_Datatype origin_type = MPI_DATATYPE_NULL;
-  void* result = nullptr;  // Get_accumulate only
+  void* result = nullptr;
   int result_count = 0;
   MPI_Datatype result_type = MPI_DATATYPE_NULL;
   int target = 0;

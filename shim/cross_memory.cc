@@ -72,7 +72,7 @@ bool CrossMemoryTransfer(bool to_remote, pid_t pid, std::byte* remote,
   int position = 0;
   if (to_remote) {
     *rc = PMPI_Pack(local.addr, local.count, local.type, staging.data(),
-                    static_cast<int>(bytes), &position, MPI_COMM_SELF);
+                    static_cast<int>(bytes), &position, PackComm());
     if (*rc == MPI_SUCCESS && !Move(true, pid, staging.data(), bytes, ranges)) {
       *rc = MPI_ERR_OTHER;
     }
@@ -80,7 +80,7 @@ bool CrossMemoryTransfer(bool to_remote, pid_t pid, std::byte* remote,
     *rc = MPI_ERR_OTHER;
   } else {
     *rc = PMPI_Unpack(staging.data(), static_cast<int>(bytes), &position,
-                      local.addr, local.count, local.type, MPI_COMM_SELF);
+                      local.addr, local.count, local.type, PackComm());
   }
   return true;
 }

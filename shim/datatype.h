@@ -27,9 +27,26 @@ struct Layout {
   bool dense = false;   // payload is exactly bytes [lo, hi) in order
 };
 
+// The communicator MPI_Pack/Unpack and type checks use: a private duplicate
+// of MPI_COMM_SELF with MPI_ERRORS_RETURN, so a bad datatype is reported to
+// the caller instead of aborting through MPI_COMM_SELF's handler. Call
+// StartDatatypeSupport after MPI_Init and StopDatatypeSupport before
+// MPI_Finalize.
+MPI_Comm PackComm();
+void StartDatatypeSupport();
+void StopDatatypeSupport();
+
 // Fills `out` for `count` elements of `type`; returns an MPI error code
-// (MPI_ERR_COUNT, MPI_ERR_TYPE) for bad input.
+// (MPI_ERR_COUNT, MPI_ERR_TYPE: also for an uncommitted derived type) for
+// bad input.
 int DescribeLayout(int count, MPI_Datatype type, Layout* out);
+
+// MPI_ERR_BUFFER for a NULL buffer holding data of a predefined type (a
+// derived type may address absolute memory from MPI_BOTTOM, which is NULL).
+inline int CheckBuffer(const void* buf, MPI_Datatype type, const Layout& l) {
+  return buf == nullptr && l.bytes > 0 && IsBuiltinType(type) ? MPI_ERR_BUFFER
+                                                             : MPI_SUCCESS;
+}
 
 // Fast path of DescribeLayout for predefined types; false when `type` needs
 // the general path.

@@ -103,7 +103,7 @@ class Expander {
       case MPI_COMBINER_SUBARRAY:
         return Subarray(n, base);
       default:
-        return MPI_ERR_TYPE;  // darray and friends: not flattened
+        return kNotFlattened;  // darray
     }
   }
 

@@ -22,8 +22,12 @@ struct FlatType {
   std::vector<ElementRun> runs;  // in type-map order
 };
 
+// Returned by Flatten for a valid type built with a constructor it does not
+// handle (darray): the caller hands the operation to MPI.
+inline constexpr int kNotFlattened = -1;
+
 // Flattens `count` elements of `type`. MPI_ERR_TYPE when the type mixes
-// predefined types or uses a constructor not handled here (darray).
+// predefined types; kNotFlattened for constructors not handled here.
 int Flatten(MPI_Datatype type, int count, FlatType* out);
 
 }  // namespace rmashim

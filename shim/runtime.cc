@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "shim/datatype.h"
 #include "shim/shm_lock.h"
 
 namespace rmashim {
@@ -57,6 +58,7 @@ void PokeMpi() {
 
 void Runtime::Start(int thread_level) {
   SetSpinProgress(&PokeMpi);
+  StartDatatypeSupport();
   enabled_ = !EnvIsTrue("RMASHIM_DISABLE");
   thread_multiple_ = thread_level == MPI_THREAD_MULTIPLE;
   // Under Yama's ptrace restriction, let node-local peers use cross-memory
@@ -78,6 +80,7 @@ void Runtime::Start(int thread_level) {
 void Runtime::Stop() {
   enabled_ = false;
   SetSpinProgress(nullptr);  // MPI is about to go away
+  StopDatatypeSupport();
 }
 
 std::vector<int> NodeRanksOf(MPI_Group group, MPI_Comm node_comm) {

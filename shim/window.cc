@@ -133,8 +133,18 @@ int ManagedWindow::Allocate(MPI_Aint size, int disp_unit, MPI_Info info,
   PMPI_Comm_size(comm, &comm_size);
   std::byte* my_base = static_cast<std::byte*>(segment) + HeaderBytes(comm_size);
   // The application's window: a real MPI window over the shared memory, so
-  // remote ranks reach it through MPI and unwrapped calls work on it.
-  rc = PMPI_Win_create(my_base, size, disp_unit, info, comm, &w->app_win_);
+  // remote ranks reach it through MPI and unwrapped calls work on it. Its
+  // memory is shared, as MPI_Win_get_info's alloc_shm says for MPICH's own
+  // MPI_Win_allocate windows.
+  MPI_Info app_info;
+  if (info == MPI_INFO_NULL) {
+    PMPI_Info_create(&app_info);
+  } else {
+    PMPI_Info_dup(info, &app_info);
+  }
+  PMPI_Info_set(app_info, "alloc_shm", "true");
+  rc = PMPI_Win_create(my_base, size, disp_unit, app_info, comm, &w->app_win_);
+  PMPI_Info_free(&app_info);
   if (rc != MPI_SUCCESS) return rc;
   w->MapTargets(comm, my_base, size, disp_unit);
   if ((rc = w->Finish(comm, my_base, size, disp_unit))) return rc;

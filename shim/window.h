@@ -74,6 +74,18 @@ enum class Flavor : uint8_t {
   kCreate,    // MPI_Win_create: user memory of other processes, via CMA
 };
 
+// The assert bits each synchronization call accepts (MPI-3 11.5.5); others
+// get MPI_ERR_ARG, as from MPICH.
+inline constexpr int kLockAsserts = MPI_MODE_NOCHECK;
+inline constexpr int kFenceAsserts =
+    MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED;
+inline constexpr int kPostAsserts =
+    MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT;
+inline constexpr int kStartAsserts = MPI_MODE_NOCHECK;
+inline bool ValidAssert(int assert, int allowed) {
+  return (assert & ~allowed) == 0;
+}
+
 // The access epoch this process has opened on the window (MPI-3 11.5).
 enum class AccessEpoch : uint8_t { kNone, kFence, kPscw, kLock, kLockAll };
 

@@ -57,14 +57,14 @@ int Dispatch(MPI_Win win, int target, MPI_Request* request, Profiled what,
 }
 
 int Accumulate(const AccumulateCall& c, MPI_Win win, MPI_Request* request) {
-  const bool fetching = c.result != nullptr;
+  const bool fetching = c.fetching;
   const OpKind kind = request ? (fetching ? OpKind::kRgetAccumulate : OpKind::kRaccumulate)
                               : (fetching ? OpKind::kGetAccumulate : OpKind::kAccumulate);
   return Dispatch(
       win, c.target, request, {kind, c.target_count, c.target_type},
       [&](ManagedWindow& w, int* rc) { return AccumulateDirect(w, c, rc); },
       [&](MPI_Win used) {
-        if (c.result == nullptr) {
+        if (!c.fetching) {
           return request ? PMPI_Raccumulate(c.origin, c.origin_count,
                                             c.origin_type, c.target, c.disp,
                                             c.target_count, c.target_type,
@@ -94,7 +94,7 @@ int MPI_Accumulate(const void* origin_addr, int origin_count,
                    MPI_Datatype origin_datatype, int target_rank,
                    MPI_Aint target_disp, int target_count,
                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
-  return Accumulate({origin_addr, origin_count, origin_datatype, nullptr, 0,
+  return Accumulate({false, origin_addr, origin_count, origin_datatype, nullptr, 0,
                      MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
                      target_datatype, op},
                     win, nullptr);
@@ -105,7 +105,7 @@ int MPI_Raccumulate(const void* origin_addr, int origin_count,
                     MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                     MPI_Request* request) {
-  return Accumulate({origin_addr, origin_count, origin_datatype, nullptr, 0,
+  return Accumulate({false, origin_addr, origin_count, origin_datatype, nullptr, 0,
                      MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
                      target_datatype, op},
                     win, request);
@@ -117,7 +117,7 @@ int MPI_Get_accumulate(const void* origin_addr, int origin_count,
                        int target_rank, MPI_Aint target_disp,
                        int target_count, MPI_Datatype target_datatype,
                        MPI_Op op, MPI_Win win) {
-  return Accumulate({origin_addr, origin_count, origin_datatype, result_addr,
+  return Accumulate({true, origin_addr, origin_count, origin_datatype, result_addr,
                      result_count, result_datatype, target_rank, target_disp,
                      target_count, target_datatype, op},
                     win, nullptr);
@@ -129,7 +129,7 @@ int MPI_Rget_accumulate(const void* origin_addr, int origin_count,
                         int target_rank, MPI_Aint target_disp,
                         int target_count, MPI_Datatype target_datatype,
                         MPI_Op op, MPI_Win win, MPI_Request* request) {
-  return Accumulate({origin_addr, origin_count, origin_datatype, result_addr,
+  return Accumulate({true, origin_addr, origin_count, origin_datatype, result_addr,
                      result_count, result_datatype, target_rank, target_disp,
                      target_count, target_datatype, op},
                     win, request);

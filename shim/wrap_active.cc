@@ -38,6 +38,7 @@ int MPI_Win_fence(int assert, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kFence);
   if (w == nullptr) return PMPI_Win_fence(assert, win);
+  if (!ValidAssert(assert, kFenceAsserts)) return RaiseOnWindow(win, MPI_ERR_ARG);
   if (!w->may_start_epoch()) return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
   return w->locks_in_shm() ? RaiseOnWindow(win, ShmFence(*w, assert))
                            : MpiFence(*w, assert);
@@ -47,6 +48,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kStart);
   if (w == nullptr) return PMPI_Win_start(group, assert, win);
+  if (!ValidAssert(assert, kStartAsserts)) return RaiseOnWindow(win, MPI_ERR_ARG);
   if (!w->may_start_epoch()) return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
   if (w->locks_in_shm()) {
     return RaiseOnWindow(win, ShmStart(*w, group, assert));
@@ -72,6 +74,7 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
   if (w == nullptr || !w->locks_in_shm()) {
     return PMPI_Win_post(group, assert, win);
   }
+  if (!ValidAssert(assert, kPostAsserts)) return RaiseOnWindow(win, MPI_ERR_ARG);
   return RaiseOnWindow(win, ShmPost(*w, group, assert));
 }
 

@@ -35,6 +35,7 @@ bool TryDirect(ManagedWindow& w, const Transfer& x, int* rc) {
       (*rc = DescribeLayout(x.origin_count, x.origin_type, &origin_layout))) {
     return true;
   }
+  if ((*rc = CheckBuffer(x.origin, x.origin_type, origin_layout))) return true;
   if (!DescribeBuiltin(x.target_count, x.target_type, &target_layout) &&
       (*rc = DescribeLayout(x.target_count, x.target_type, &target_layout))) {
     return true;

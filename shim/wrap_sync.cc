@@ -86,6 +86,7 @@ int Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
   if (rank < MPI_PROC_NULL || rank >= w.comm_size()) {
     return Fail(w, MPI_ERR_RANK);
   }
+  if (!ValidAssert(assert, kLockAsserts)) return Fail(w, MPI_ERR_ARG);
   if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
   if (!(w.may_start_epoch() || w.epoch == AccessEpoch::kLock) ||
       w.locks[rank].mode != LockMode::kNone) {
@@ -151,6 +152,7 @@ int Unlock(ManagedWindow& w, int rank) {
 }
 
 int LockAll(ManagedWindow& w, int assert) {
+  if (!ValidAssert(assert, kLockAsserts)) return Fail(w, MPI_ERR_ARG);
   if (!w.may_start_epoch()) return Fail(w, MPI_ERR_RMA_SYNC);
   w.lock_all_nocheck = (assert & MPI_MODE_NOCHECK) != 0;
   if (!w.locks_in_shm()) {

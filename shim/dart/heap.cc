@@ -5,66 +5,53 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstring>
 #include <new>
-#include <random>
 
 namespace rmashim::dart {
 namespace {
 
 constexpr size_t kPage = 4096;
-constexpr size_t kHeaderBytes =
-    (sizeof(SegmentHeader) + kPage - 1) / kPage * kPage;
 
-// Maps `bytes` of shared-memory object `name` (created when `create`),
-// at `fixed` if given. nullptr on failure.
-std::byte* MapObject(const std::string& name, size_t bytes, bool create,
-                     std::byte* fixed) {
-  const int fd =
-      shm_open(name.c_str(), create ? O_CREAT | O_EXCL | O_RDWR : O_RDWR, 0600);
-  if (fd < 0) return nullptr;
-  if (create && ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+template <typename T>
+constexpr size_t PageRound() {
+  return (sizeof(T) + kPage - 1) / kPage * kPage;
+}
+
+// A new anonymous shared-memory file of `bytes`; -1 on failure.
+int NewMemoryFile(const char* name, size_t bytes) {
+  const int fd = memfd_create(name, MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
     close(fd);
-    shm_unlink(name.c_str());
-    return nullptr;
+    return -1;
   }
+  return fd;
+}
+
+std::byte* MapFd(int fd, size_t bytes, std::byte* fixed) {
   void* p = mmap(fixed, bytes, PROT_READ | PROT_WRITE,
                  MAP_SHARED | (fixed ? MAP_FIXED : 0), fd, 0);
-  close(fd);
-  if (p == MAP_FAILED) {
-    if (create) shm_unlink(name.c_str());
-    return nullptr;
-  }
-  return static_cast<std::byte*>(p);
+  return p == MAP_FAILED ? nullptr : static_cast<std::byte*>(p);
 }
 
 }  // namespace
 
-std::string Heap::Name(int unit, int chunk) const {
-  char buf[96];
-  if (chunk < 0) {
-    std::snprintf(buf, sizeof(buf), "%s.%d.h", prefix_.c_str(), unit);
-  } else {
-    std::snprintf(buf, sizeof(buf), "%s.%d.%d", prefix_.c_str(), unit, chunk);
-  }
-  return buf;
+std::byte* Heap::MapPeerFd(int unit, int fd, size_t bytes) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/%d/fd/%d",
+                static_cast<int>(pids_[unit]), fd);
+  const int local = open(path, O_RDWR | O_CLOEXEC);
+  if (local < 0) return nullptr;
+  std::byte* p = MapFd(local, bytes, nullptr);
+  close(local);
+  return p;
 }
 
 dart_ret_t Heap::Init(MPI_Comm world, const std::vector<uint8_t>& node_local,
                       bool spans_nodes) {
-  world_ = world;
   PMPI_Comm_rank(world, &me_);
   const int size = static_cast<int>(node_local.size());
-  // One name prefix per job, chosen by unit 0.
-  char prefix[64] = {};
-  if (me_ == 0) {
-    std::random_device rd;
-    std::snprintf(prefix, sizeof(prefix), "/dart-%d-%08x%08x",
-                  static_cast<int>(getpid()), rd(), rd());
-  }
-  PMPI_Bcast(prefix, sizeof(prefix), MPI_CHAR, 0, world);
-  prefix_ = prefix;
-
+  chunk_fds_.fill(-1);
   int ok = 1;
   void* reserved = mmap(nullptr, kReserve, PROT_NONE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -72,18 +59,42 @@ dart_ret_t Heap::Init(MPI_Comm world, const std::vector<uint8_t>& node_local,
     ok = 0;
   } else {
     base_ = static_cast<std::byte*>(reserved);
-    std::byte* h = MapObject(Name(me_, -1), kHeaderBytes, true, nullptr);
+    header_fd_ = NewMemoryFile("dart-heap-header", PageRound<Header>());
+    std::byte* h =
+        header_fd_ < 0 ? nullptr : MapFd(header_fd_, PageRound<Header>(), nullptr);
     if (h == nullptr) {
       ok = 0;
     } else {
-      header_ = new (h) SegmentHeader;
+      header_ = new (h) Header;
+      for (auto& fd : header_->chunk_fd) fd.store(0, std::memory_order_relaxed);
     }
   }
-  node_local_ = node_local;
+  // Who I am to the others: process id and header descriptor.
+  const int mine[2] = {static_cast<int>(getpid()), header_fd_};
+  std::vector<int> all(2 * size);
+  PMPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, world);
+  pids_.resize(size);
+  header_fds_.resize(size);
+  for (int u = 0; u < size; ++u) {
+    pids_[u] = all[2 * u];
+    header_fds_[u] = all[2 * u + 1];
+  }
   peers_.resize(size);
   pending_.assign(size, 0);
   remote_base_.assign(size, 0);
-  if (spans_nodes) {
+  // Node-local peers are mapped if every unit can open its peers' memory
+  // files (ptrace policy may refuse); otherwise they go through MPI too.
+  int can_map = ok;
+  for (int u = 0; u < size && can_map; ++u) {
+    if (u != me_ && node_local[u] && MapHeader(u) == nullptr) can_map = 0;
+  }
+  int all_map = 0;
+  PMPI_Allreduce(&can_map, &all_map, 1, MPI_INT, MPI_MIN, world);
+  mapped_.assign(size, 0);
+  for (int u = 0; u < size; ++u) {
+    mapped_[u] = u == me_ || (all_map && node_local[u]);
+  }
+  if (spans_nodes || !all_map) {
     if (PMPI_Win_create_dynamic(MPI_INFO_NULL, world, &win_) != MPI_SUCCESS) {
       ok = 0;
       win_ = MPI_WIN_NULL;
@@ -92,9 +103,9 @@ dart_ret_t Heap::Init(MPI_Comm world, const std::vector<uint8_t>& node_local,
       PMPI_Win_lock_all(MPI_MODE_NOCHECK, win_);
     }
   }
-  MPI_Aint mine = 0;
-  if (base_ != nullptr) PMPI_Get_address(base_, &mine);
-  PMPI_Allgather(&mine, 1, MPI_AINT, remote_base_.data(), 1, MPI_AINT, world);
+  MPI_Aint base = 0;
+  if (base_ != nullptr) PMPI_Get_address(base_, &base);
+  PMPI_Allgather(&base, 1, MPI_AINT, remote_base_.data(), 1, MPI_AINT, world);
   int all_ok = 0;
   PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, world);
   return all_ok ? DART_OK : DART_ERR_NOMEM;
@@ -104,7 +115,7 @@ void Heap::Finalize() {
   if (win_ != MPI_WIN_NULL) {
     PMPI_Win_unlock_all(win_);
     for (int k = 0; k < kChunks; ++k) {
-      if (created_[k]) PMPI_Win_detach(win_, base_ + Start(k));
+      if (chunk_fds_[k] >= 0) PMPI_Win_detach(win_, base_ + Start(k));
     }
     PMPI_Win_free(&win_);
   }
@@ -113,18 +124,17 @@ void Heap::Finalize() {
     for (int k = 0; k < kChunks; ++k) {
       if (peers_[u].chunks[k]) munmap(peers_[u].chunks[k], Size(k));
     }
-    if (peers_[u].header) munmap(peers_[u].header, kHeaderBytes);
+    if (peers_[u].header) munmap(peers_[u].header, PageRound<Header>());
   }
   peers_.clear();
-  for (int k = 0; k < kChunks; ++k) {
-    if (created_[k]) shm_unlink(Name(me_, k).c_str());
-    created_[k] = false;
+  for (int& fd : chunk_fds_) {
+    if (fd >= 0) close(fd);
+    fd = -1;
   }
-  if (header_ != nullptr) {
-    munmap(header_, kHeaderBytes);
-    shm_unlink(Name(me_, -1).c_str());
-    header_ = nullptr;
-  }
+  if (header_ != nullptr) munmap(header_, PageRound<Header>());
+  header_ = nullptr;
+  if (header_fd_ >= 0) close(header_fd_);
+  header_fd_ = -1;
   if (base_ != nullptr) munmap(base_, kReserve);  // also the chunks in it
   base_ = nullptr;
   free_.clear();
@@ -133,17 +143,23 @@ void Heap::Finalize() {
 
 dart_ret_t Heap::CreateChunk(int k) {
   std::byte* at = base_ + Start(k);
-  if (MapObject(Name(me_, k), Size(k), true, at) != at) return DART_ERR_NOMEM;
+  const int fd = NewMemoryFile("dart-heap-chunk", Size(k));
+  if (fd < 0) return DART_ERR_NOMEM;
+  if (MapFd(fd, Size(k), at) != at) {
+    close(fd);
+    return DART_ERR_NOMEM;
+  }
   if (win_ != MPI_WIN_NULL &&
       PMPI_Win_attach(win_, at, static_cast<MPI_Aint>(Size(k))) !=
           MPI_SUCCESS) {
-    munmap(at, Size(k));
     mmap(at, Size(k), PROT_NONE,
          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-    shm_unlink(Name(me_, k).c_str());
+    close(fd);
     return DART_ERR_OTHER;
   }
-  created_[k] = true;
+  chunk_fds_[k] = fd;
+  // Published before any gptr into the chunk can reach a peer.
+  header_->chunk_fd[k].store(fd, std::memory_order_release);
   free_[Start(k)] = Size(k);
   return DART_OK;
 }
@@ -164,7 +180,7 @@ dart_ret_t Heap::Allocate(uint64_t bytes, uint64_t* offset) {
     }
     // No room: the smallest chunk not yet created that fits.
     int k = 0;
-    while (k < kChunks && (created_[k] || Size(k) < n)) ++k;
+    while (k < kChunks && (chunk_fds_[k] >= 0 || Size(k) < n)) ++k;
     if (k == kChunks) return DART_ERR_NOMEM;
     if (dart_ret_t rc = CreateChunk(k)) return rc;
   }
@@ -195,20 +211,23 @@ dart_ret_t Heap::Free(uint64_t offset) {
   return DART_OK;
 }
 
-std::byte* Heap::MapChunk(int unit, int k) {
-  std::byte*& chunk = peers_[unit].chunks[k];
-  if (chunk == nullptr)
-    chunk = MapObject(Name(unit, k), Size(k), false, nullptr);
-  return chunk;
-}
-
-SegmentHeader* Heap::MapHeader(int unit) {
-  SegmentHeader*& header = peers_[unit].header;
-  if (header == nullptr) {
-    header = reinterpret_cast<SegmentHeader*>(
-        MapObject(Name(unit, -1), kHeaderBytes, false, nullptr));
+Heap::Header* Heap::MapHeader(int unit) {
+  Header*& header = peers_[unit].header;
+  if (header == nullptr && header_fds_[unit] >= 0) {
+    header = reinterpret_cast<Header*>(
+        MapPeerFd(unit, header_fds_[unit], PageRound<Header>()));
   }
   return header;
+}
+
+std::byte* Heap::MapChunk(int unit, int k) {
+  std::byte*& chunk = peers_[unit].chunks[k];
+  if (chunk != nullptr) return chunk;
+  Header* header = MapHeader(unit);
+  if (header == nullptr) return nullptr;
+  const int fd = header->chunk_fd[k].load(std::memory_order_acquire);
+  if (fd > 0) chunk = MapPeerFd(unit, fd, Size(k));
+  return chunk;
 }
 
 dart_ret_t Heap::Locate(int unit, uint64_t offset, uint64_t bytes,
@@ -220,11 +239,11 @@ dart_ret_t Heap::Locate(int unit, uint64_t offset, uint64_t bytes,
   const int k = ChunkOf(offset);
   if (bytes > 0 && ChunkOf(last - 1) != k) return DART_ERR_INVAL;
   if (unit == me_) {
-    if (!created_[k]) return DART_ERR_INVAL;
+    if (chunk_fds_[k] < 0) return DART_ERR_INVAL;
     *addr = base_ + offset;
     return DART_OK;
   }
-  if (!node_local_[unit]) {
+  if (!mapped_[unit]) {
     *addr = nullptr;
     return DART_OK;
   }
@@ -240,10 +259,10 @@ dart_ret_t Heap::AtomicTarget(int unit, uint64_t offset, uint64_t bytes,
   if (dart_ret_t rc = Locate(unit, offset, bytes, &addr)) return rc;
   if (addr == nullptr) return DART_ERR_INVAL;
   const int k = ChunkOf(offset);
-  SegmentHeader* header = unit == me_ ? header_ : MapHeader(unit);
+  Header* header = unit == me_ ? header_ : MapHeader(unit);
   if (header == nullptr) return DART_ERR_OTHER;
   target->base = addr - (offset - Start(k));
-  target->header = header;
+  target->header = &header->segment;
   target->pid = 0;
   target->size = static_cast<MPI_Aint>(Size(k));
   target->disp_unit = 1;

@@ -49,23 +49,43 @@ dart_ret_t DescribeSide(dart_datatype_t t, size_t nelem, Side* side) {
              : DART_ERR_INVAL;
 }
 
-dart_ret_t IssueMpi(Dir dir, void* local, const Side& l, const Side& r,
+// One MPI put or get (request-based for handles); the int-count forms when
+// the counts fit, they are MPICH's shorter path.
+int PutGet(Dir dir, void* local, MPI_Count lcount, MPI_Datatype ltype,
+           MPI_Count rcount, MPI_Datatype rtype, const Where& w,
+           MPI_Request* req) {
+  if (lcount <= INT_MAX && rcount <= INT_MAX) {
+    const int lc = static_cast<int>(lcount), rc = static_cast<int>(rcount);
+    if (dir == Dir::kPut) {
+      return req ? PMPI_Rput(local, lc, ltype, w.rank, w.disp, rc, rtype,
+                             w.win, req)
+                 : PMPI_Put(local, lc, ltype, w.rank, w.disp, rc, rtype, w.win);
+    }
+    return req ? PMPI_Rget(local, lc, ltype, w.rank, w.disp, rc, rtype, w.win,
+                           req)
+               : PMPI_Get(local, lc, ltype, w.rank, w.disp, rc, rtype, w.win);
+  }
+  if (dir == Dir::kPut) {
+    return req ? PMPI_Rput_c(local, lcount, ltype, w.rank, w.disp, rcount,
+                             rtype, w.win, req)
+               : PMPI_Put_c(local, lcount, ltype, w.rank, w.disp, rcount,
+                            rtype, w.win);
+  }
+  return req ? PMPI_Rget_c(local, lcount, ltype, w.rank, w.disp, rcount, rtype,
+                           w.win, req)
+             : PMPI_Get_c(local, lcount, ltype, w.rank, w.disp, rcount, rtype,
+                          w.win);
+}
+
+dart_ret_t IssueMpi(Dir dir, void* local, MPI_Count lcount,
+                    MPI_Datatype ltype, MPI_Count rcount, MPI_Datatype rtype,
                     const Where& w, Mode mode, dart_handle_t* handle) {
   MPI_Request request = MPI_REQUEST_NULL;
   MPI_Request* req = mode == Mode::kHandle ? &request : nullptr;
-  int rc;
-  if (dir == Dir::kPut) {
-    rc = req ? PMPI_Rput_c(local, l.count, l.type.mpi, w.rank, w.disp, r.count,
-                           r.type.mpi, w.win, req)
-             : PMPI_Put_c(local, l.count, l.type.mpi, w.rank, w.disp, r.count,
-                          r.type.mpi, w.win);
-  } else {
-    rc = req ? PMPI_Rget_c(local, l.count, l.type.mpi, w.rank, w.disp, r.count,
-                           r.type.mpi, w.win, req)
-             : PMPI_Get_c(local, l.count, l.type.mpi, w.rank, w.disp, r.count,
-                          r.type.mpi, w.win);
+  if (PutGet(dir, local, lcount, ltype, rcount, rtype, w, req) !=
+      MPI_SUCCESS) {
+    return DART_ERR_OTHER;
   }
-  if (rc != MPI_SUCCESS) return DART_ERR_OTHER;
   *w.pending = 1;
   if (mode == Mode::kBlocking) return FromMpi(PMPI_Win_flush(w.rank, w.win));
   if (mode == Mode::kHandle) {
@@ -113,7 +133,8 @@ dart_ret_t TransferTyped(Dir dir, const dart_gptr_t& g, void* local,
     if (mode == Mode::kBlocking) MemoryFence();
     return FromMpi(rc);
   }
-  return IssueMpi(dir, local, l, r, w, mode, handle);
+  return IssueMpi(dir, local, l.count, l.type.mpi, r.count, r.type.mpi, w,
+                  mode, handle);
 }
 
 // The common case, basic types on both sides, is checked and copied here
@@ -147,6 +168,12 @@ inline dart_ret_t Transfer(Dir dir, const dart_gptr_t& g, void* local,
       }
       if (mode == Mode::kBlocking) MemoryFence();
       return DART_OK;
+    }
+    if (w.path == Path::kMpi) {
+      if (nelem == 0) return DART_OK;
+      const MPI_Datatype type = BasicMpi(local_type);
+      const auto count = static_cast<MPI_Count>(nelem);
+      return IssueMpi(dir, local, count, type, count, type, w, mode, handle);
     }
   }
   return TransferTyped(dir, g, local, nelem, local_type, remote_type, mode,
