@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# Differential fuzzing: runs rma_fuzz seeds natively and under the shim (both
+# through tests/run_mpi.sh) and requires byte-identical digests. On a
+# mismatch it prints the seed, shrinks the program (drops phases, then
+# operations, while the mismatch persists) and prints the smallest failing
+# variant's listing and the differing digest lines.
+#
+#   fuzz_diff.sh --runner tests/run_mpi.sh --shim librmashim.so \
+#       --program rma_fuzz --ranks N --layout node|oddeven|cliques2 \
+#       --seeds 1-5,9 [--ops N] [--minimize SECONDS] [--timeout SECONDS]
+#
+# Exit: 0 all identical; 1 the shim differs from native (a finding);
+# 2 native MPICH itself failed (an invalid program or an MPICH bug: a
+# finding about the generator); 64 usage.
+set -uo pipefail
+
+runner="" shim="" program="" ranks=2 layout=node seeds="" ops="" budget=120
+timeout=60 quiet=0
+usage() {
+  sed -n '2,15p' "$0" >&2
+  exit 64
+}
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --runner) runner=$2; shift 2 ;;
+    --shim) shim=$2; shift 2 ;;
+    --program) program=$2; shift 2 ;;
+    --ranks) ranks=$2; shift 2 ;;
+    --layout) layout=$2; shift 2 ;;
+    --seeds) seeds=$2; shift 2 ;;
+    --ops) ops=$2; shift 2 ;;
+    --minimize) budget=$2; shift 2 ;;
+    --timeout) timeout=$2; shift 2 ;;
+    --quiet) quiet=1; shift ;;
+    *) usage ;;
+  esac
+done
+[[ -n "$runner" && -n "$shim" && -n "$program" && -n "$seeds" ]] || usage
+
+work=$(mktemp -d "${TEST_TMPDIR:-${TMPDIR:-/tmp}}/fuzz_diff.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+# The program's own watchdog fires first and names the stuck step; mpirun's
+# timeout is the backstop.
+export MPIEXEC_TIMEOUT=$((timeout + 15))
+
+expand() {  # "1-3,7" -> "1 2 3 7"
+  local item out=()
+  for item in ${1//,/ }; do
+    if [[ $item == *-* ]]; then
+      out+=($(seq "${item%-*}" "${item#*-}"))
+    else
+      out+=("$item")
+    fi
+  done
+  echo "${out[@]}"
+}
+
+compress() {  # sorted ints on stdin -> "1-3,7"
+  awk 'BEGIN { s = -1 }
+       { if (s < 0) { s = p = $1 } else if ($1 == p + 1) { p = $1 }
+         else { out = out (out ? "," : "") (s == p ? s : s "-" p); s = p = $1 } }
+       END { if (s >= 0) out = out (out ? "," : "") (s == p ? s : s "-" p); print out }'
+}
+
+# run_pair SEED ARGS...: runs both sides; sets $verdict to same, differ or
+# native-failed. Outputs stay in $work.
+run_pair() {
+  local seed=$1
+  shift
+  local args=(--seed "$seed" --timeout "$timeout")
+  [[ -n "$ops" ]] && args+=(--ops "$ops")
+  "$runner" "$ranks" "$layout" none "$program" "${args[@]}" "$@" \
+    >"$work/native.out" 2>"$work/native.err"
+  native_rc=$?
+  "$runner" "$ranks" "$layout" "$shim" "$program" "${args[@]}" "$@" \
+    >"$work/shim.out" 2>"$work/shim.err"
+  shim_rc=$?
+  if [[ $native_rc -ne 0 || ! -s "$work/native.out" ]]; then
+    verdict=native-failed
+  elif [[ $shim_rc -eq 0 ]] && cmp -s "$work/native.out" "$work/shim.out"; then
+    verdict=same
+  else
+    verdict=differ
+  fi
+}
+
+# Whether the variant with kept phases $1 and dropped ops $2 still differs.
+still_fails() {
+  local extra=()
+  [[ -n "$1" ]] && extra+=(--keep-phases "$1")
+  [[ -n "$2" ]] && extra+=(--drop-ops "$2")
+  run_pair "$seed" "${extra[@]}"
+  [[ $verdict == differ ]]
+}
+
+# Delta debugging over a list of ids (complements only): $1 = "phases" or
+# "ops"; reads and updates the globals keep_phases / kept_ops.
+shrink() {
+  local what=$1 list n chunk i j candidate kept rest
+  if [[ $what == phases ]]; then list=($keep_phases_list); else list=($kept_ops); fi
+  n=2
+  while [[ ${#list[@]} -ge 1 ]] && (( SECONDS < deadline )); do
+    chunk=$(( (${#list[@]} + n - 1) / n ))
+    local reduced=0
+    for (( i = 0; i < ${#list[@]}; i += chunk )); do
+      (( SECONDS < deadline )) || break
+      candidate=("${list[@]:0:i}" "${list[@]:i+chunk}")
+      if [[ $what == phases ]]; then
+        kept=$(printf '%s\n' "${candidate[@]}" | sed '/^$/d' | compress)
+        [[ -z "$kept" ]] && continue  # an empty list would mean "all"
+        still_fails "$kept" "" || continue
+        keep_phases_list="${candidate[*]}"
+      else
+        rest=$(printf '%s\n' "${all_ops[@]}" "${candidate[@]}" | sed '/^$/d' |
+               sort -n | uniq -u | compress)
+        still_fails "$keep_phases" "$rest" || continue
+        kept_ops="${candidate[*]}"
+      fi
+      list=("${candidate[@]}")
+      (( n > 2 )) && n=$((n - 1))
+      reduced=1
+      break
+    done
+    if [[ $reduced -eq 0 ]]; then
+      (( n >= ${#list[@]} )) && break
+      n=$(( n * 2 > ${#list[@]} ? ${#list[@]} : n * 2 ))
+    fi
+  done
+}
+
+report_failure() {
+  local kind=$1
+  cp "$work/native.out" "$work/first_native.out"
+  cp "$work/shim.out" "$work/first_shim.out"
+  cp "$work/native.err" "$work/first_native.err"
+  cp "$work/shim.err" "$work/first_shim.err"
+  echo "=================================================================="
+  echo "FUZZ $kind: seed $seed, $ranks ranks, layout $layout${ops:+, --ops $ops}"
+  echo "  native rc $native_rc, shim rc $shim_rc"
+  echo "  reproduce: $0 --runner $runner --shim $shim --program $program" \
+       "--ranks $ranks --layout $layout --seeds $seed${ops:+ --ops $ops}"
+  local print_args=(--seed "$seed")
+  [[ -n "$ops" ]] && print_args+=(--ops "$ops")
+  if [[ $kind == MISMATCH && $budget -gt 0 ]]; then
+    "$runner" "$ranks" "$layout" none "$program" "${print_args[@]}" --print \
+      >"$work/listing.txt" 2>/dev/null
+    local phases
+    phases=$(head -1 "$work/listing.txt" | sed -n 's/.* \([0-9]*\) phases.*/\1/p')
+    keep_phases_list=$(seq 0 $((phases - 1)) | tr '\n' ' ')
+    deadline=$((SECONDS + budget))
+    shrink phases
+    keep_phases=$(printf '%s\n' $keep_phases_list | compress)
+    "$runner" "$ranks" "$layout" none "$program" "${print_args[@]}" --print \
+      --keep-phases "$keep_phases" >"$work/listing.txt" 2>/dev/null
+    all_ops=($(sed -n 's/^ *#\([0-9]*\) .*/\1/p' "$work/listing.txt" | sort -n))
+    kept_ops="${all_ops[*]}"
+    shrink ops
+    drop=$(printf '%s\n' "${all_ops[@]}" $kept_ops | sed '/^$/d' | sort -n |
+           uniq -u | compress)
+    local min_args=(--keep-phases "$keep_phases")
+    [[ -n "$drop" ]] && min_args+=(--drop-ops "$drop")
+    (( SECONDS >= deadline )) && echo "  (minimization stopped at its ${budget} s budget)"
+    echo "  minimized: --seed $seed${ops:+ --ops $ops} ${min_args[*]}"
+    echo "---- minimized program ----"
+    "$runner" "$ranks" "$layout" none "$program" "${print_args[@]}" --print \
+      "${min_args[@]}" 2>/dev/null
+    # Full contents of the minimized variant's digests, both sides.
+    run_pair "$seed" "${min_args[@]}" --dump
+    if [[ $verdict != differ ]]; then
+      echo "  (the minimized variant did not fail again: flaky; showing the first failure)"
+      cp "$work/first_native.out" "$work/native.out"
+      cp "$work/first_shim.out" "$work/shim.out"
+      cp "$work/first_native.err" "$work/native.err"
+      cp "$work/first_shim.err" "$work/shim.err"
+    fi
+  fi
+  echo "---- native vs shim digest (diff) ----"
+  diff "$work/native.out" "$work/shim.out" | cut -c1-400 | head -40
+  echo "---- native stderr (tail) ----"
+  tail -n 8 "$work/native.err" | cut -c1-400
+  echo "---- shim stderr (tail) ----"
+  tail -n 8 "$work/shim.err" | cut -c1-400
+  echo "=================================================================="
+}
+
+count=0
+for seed in $(expand "$seeds"); do
+  start=$SECONDS
+  run_pair "$seed"
+  count=$((count + 1))
+  case $verdict in
+    same)
+      [[ $quiet -eq 1 ]] ||
+        echo "seed $seed: identical ($(head -1 "$work/native.out" | cut -d' ' -f6-), $((SECONDS - start)) s)"
+      ;;
+    differ)
+      report_failure MISMATCH
+      exit 1
+      ;;
+    native-failed)
+      report_failure NATIVE-FAILED
+      exit 2
+      ;;
+  esac
+done
+[[ $quiet -eq 1 ]] || echo "all $count seeds identical ($ranks ranks, layout $layout)"
+exit 0
