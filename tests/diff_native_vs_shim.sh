@@ -5,7 +5,9 @@
 set -euo pipefail
 ranks=$1 layout=$2 shim=$3
 shift 3
-here=$(dirname "$0")
+# The runner sits beside this script in the source tree, wherever the test
+# that runs it lives.
+here=$(dirname "$(readlink -f "$0")")
 out=${TEST_TMPDIR:-$(mktemp -d)}
 "$here/run_mpi.sh" "$ranks" "$layout" none "$@" >"$out/native.txt"
 "$here/run_mpi.sh" "$ranks" "$layout" "$shim" "$@" >"$out/shim.txt"
