@@ -8,6 +8,7 @@
 #   fuzz_diff.sh --runner tests/run_mpi.sh --shim librmashim.so \
 #       --program rma_fuzz --ranks N --layout node|oddeven|cliques2 \
 #       --seeds 1-5,9 [--ops N] [--minimize SECONDS] [--timeout SECONDS]
+#       [--tries N] [--exclude FEATURES] [--quiet]
 #
 # Exit: 0 all identical; 1 the shim differs from native (a finding);
 # 2 native MPICH itself failed (an invalid program or an MPICH bug: a
@@ -15,7 +16,7 @@
 set -uo pipefail
 
 runner="" shim="" program="" ranks=2 layout=node seeds="" ops="" budget=120
-timeout=60 quiet=0
+timeout=60 quiet=0 tries=2 exclude=""
 usage() {
   sed -n '2,15p' "$0" >&2
   exit 64
@@ -31,6 +32,8 @@ while [[ $# -gt 0 ]]; do
     --ops) ops=$2; shift 2 ;;
     --minimize) budget=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
+    --tries) tries=$2; shift 2 ;;
+    --exclude) exclude=$2; shift 2 ;;
     --quiet) quiet=1; shift ;;
     *) usage ;;
   esac
@@ -69,6 +72,7 @@ run_pair() {
   shift
   local args=(--seed "$seed" --timeout "$timeout")
   [[ -n "$ops" ]] && args+=(--ops "$ops")
+  [[ -n "$exclude" ]] && args+=(--exclude "$exclude")
   "$runner" "$ranks" "$layout" none "$program" "${args[@]}" "$@" \
     >"$work/native.out" 2>"$work/native.err"
   native_rc=$?
@@ -84,13 +88,17 @@ run_pair() {
   fi
 }
 
-# Whether the variant with kept phases $1 and dropped ops $2 still differs.
+# Whether the variant with kept phases $1 and dropped ops $2 still differs
+# (in any of $tries runs: races and hangs need not show every time).
 still_fails() {
-  local extra=()
+  local extra=() try
   [[ -n "$1" ]] && extra+=(--keep-phases "$1")
   [[ -n "$2" ]] && extra+=(--drop-ops "$2")
-  run_pair "$seed" "${extra[@]}"
-  [[ $verdict == differ ]]
+  for (( try = 0; try < tries; ++try )); do
+    run_pair "$seed" "${extra[@]}"
+    [[ $verdict == differ ]] && return 0
+  done
+  return 1
 }
 
 # Delta debugging over a list of ids (complements only): $1 = "phases" or
@@ -135,12 +143,13 @@ report_failure() {
   cp "$work/native.err" "$work/first_native.err"
   cp "$work/shim.err" "$work/first_shim.err"
   echo "=================================================================="
-  echo "FUZZ $kind: seed $seed, $ranks ranks, layout $layout${ops:+, --ops $ops}"
+  echo "FUZZ $kind: seed $seed, $ranks ranks, layout $layout${ops:+, --ops $ops}${exclude:+, --exclude $exclude}"
   echo "  native rc $native_rc, shim rc $shim_rc"
   echo "  reproduce: $0 --runner $runner --shim $shim --program $program" \
-       "--ranks $ranks --layout $layout --seeds $seed${ops:+ --ops $ops}"
+       "--ranks $ranks --layout $layout --seeds $seed${ops:+ --ops $ops}${exclude:+ --exclude $exclude}"
   local print_args=(--seed "$seed")
   [[ -n "$ops" ]] && print_args+=(--ops "$ops")
+  [[ -n "$exclude" ]] && print_args+=(--exclude "$exclude")
   if [[ $kind == MISMATCH && $budget -gt 0 ]]; then
     "$runner" "$ranks" "$layout" none "$program" "${print_args[@]}" --print \
       >"$work/listing.txt" 2>/dev/null
@@ -160,7 +169,7 @@ report_failure() {
     local min_args=(--keep-phases "$keep_phases")
     [[ -n "$drop" ]] && min_args+=(--drop-ops "$drop")
     (( SECONDS >= deadline )) && echo "  (minimization stopped at its ${budget} s budget)"
-    echo "  minimized: --seed $seed${ops:+ --ops $ops} ${min_args[*]}"
+    echo "  minimized: rma_fuzz --seed $seed${ops:+ --ops $ops}${exclude:+ --exclude $exclude} ${min_args[*]}"
     echo "---- minimized program ----"
     "$runner" "$ranks" "$layout" none "$program" "${print_args[@]}" --print \
       "${min_args[@]}" 2>/dev/null

@@ -113,14 +113,17 @@ struct Session {
 // Generates one phase for one communicator instance of its window.
 class PhaseGen {
  public:
-  PhaseGen(const WindowSpec& w, const std::vector<int>& world, Rng rng,
-           int* next_id, std::vector<RankPlan>* plans, int max_ops)
-      : w_(w),
+  PhaseGen(const GenOptions& options, const WindowSpec& w,
+           const std::vector<int>& world, Rng rng, int* next_id,
+           std::vector<RankPlan>* plans, int max_ops, int hot_pct)
+      : options_(options),
+        w_(w),
         world_(world),
         rng_(rng),
         next_id_(next_id),
         plans_(*plans),
-        max_ops_(max_ops) {
+        max_ops_(max_ops),
+        hot_pct_(hot_pct) {
     plans_.assign(world.size(), RankPlan{});
   }
 
@@ -187,12 +190,14 @@ class PhaseGen {
   void WaitRequests(int o, std::vector<int>* outstanding, bool all);
   void RunSession(int o, const Session& s);
 
+  const GenOptions& options_;
   const WindowSpec& w_;
   const std::vector<int>& world_;
   Rng rng_;
   int* next_id_;
   std::vector<RankPlan>& plans_;
   int max_ops_;
+  int hot_pct_;  // how often an op goes to a contended region
   int ops_ = 0;
   int unit_ = 0;
   std::vector<std::vector<RegionState>> state_;  // [target][region]
@@ -363,7 +368,18 @@ int PhaseGen::AddOp(int o, const std::vector<int>& targets,
     }
   }
   if (cands.empty()) return -1;
-  const auto [t, r] = rng_.Pick(cands);
+  // Contended regions (where atomicity and exclusion are at stake) get more
+  // than their share.
+  std::vector<std::pair<int, int>> hot;
+  for (const auto& [ct, cr] : cands) {
+    const Mode m = state_[ct][cr].mode;
+    if (m == Mode::kShared || m == Mode::kTicket || m == Mode::kCasSame ||
+        m == Mode::kCounter) {
+      hot.push_back({ct, cr});
+    }
+  }
+  const auto [t, r] = !hot.empty() && rng_.Percent(hot_pct_) ? rng_.Pick(hot)
+                                                             : rng_.Pick(cands);
   RegionState& s = state_[t][r];
   const Region& reg = Reg(r);
   const ElemType& e = Elem(reg.elem);
@@ -399,6 +415,10 @@ int PhaseGen::AddOp(int o, const std::vector<int>& targets,
       break;
     case Mode::kIdle:
       return -1;
+  }
+  if ((e.group & kPair) && options_.Excludes("fop_pairs")) weights[4] = 0;
+  if (std::all_of(weights.begin(), weights.end(), [](int x) { return x == 0; })) {
+    return -1;
   }
   op.kind = kinds[rng_.Weighted(weights)];
   const bool owned = s.mode == Mode::kOwned;
@@ -608,7 +628,8 @@ void PhaseGen::Pscw() {
       Push(r, Act::kComplete);
     }
     if (!exposure[r].empty()) {
-      Push(r, rng_.Percent(70) ? Act::kWait : Act::kTestLoop);
+      const bool test_loop = rng_.Percent(30) && !options_.Excludes("win_test");
+      Push(r, test_loop ? Act::kTestLoop : Act::kWait);
     }
   }
 }
@@ -867,6 +888,7 @@ Program Generate(const GenOptions& options, const Layout& layout) {
   Program prog;
   prog.seed = options.seed;
   prog.layout = layout;
+  prog.excluded = options.exclude;
   Rng rng(Mix(options.seed, 0x70726f67));
   const int nwindows = rng.Range(1, 3);
   for (int i = 0; i < nwindows; ++i) prog.windows.push_back(MakeWindow(layout, rng));
@@ -877,13 +899,16 @@ Program Generate(const GenOptions& options, const Layout& layout) {
     phase.index = static_cast<int>(prog.phases.size());
     phase.window = rng.Below(nwindows);
     phase.kind = static_cast<PhaseKind>(rng.Weighted({3, 2, 5}));
-    const int max_ops = rng.Range(1, 6);
+    // Now and then a storm: many operations, mostly on contended regions.
+    const bool storm = rng.Percent(12);
+    phase.label = storm ? "storm" : "";
+    const int max_ops = storm ? rng.Range(10, 30) : rng.Range(1, 6);
     const WindowSpec& w = prog.windows[phase.window];
     phase.plans.resize(w.groups.size());
     for (size_t g = 0; g < w.groups.size(); ++g) {
-      PhaseGen gen(w, w.groups[g],
+      PhaseGen gen(options, w, w.groups[g],
                    Rng(Mix(options.seed, 1000 + phase.index, g)), &next_id,
-                   &phase.plans[g], max_ops);
+                   &phase.plans[g], max_ops, storm ? 85 : 35);
       switch (phase.kind) {
         case PhaseKind::kFence:
           gen.Fence();

@@ -137,8 +137,17 @@ std::string Listing(const Program& prog, const Filter& filter) {
           static_cast<unsigned long long>(prog.seed), prog.layout.size,
           Ranks(prog.layout.node_of).c_str(), prog.windows.size(),
           prog.phases.size(), prog.total_ops);
+  std::vector<bool> used(prog.windows.size());
+  for (const Phase& p : prog.phases) {
+    if (filter.Keeps(p)) used[p.window] = true;
+  }
+  for (const std::string& f : prog.excluded) Appendf(&out, "excluded: %s\n", f.c_str());
   for (size_t i = 0; i < prog.windows.size(); ++i) {
     const WindowSpec& w = prog.windows[i];
+    if (!used[i]) {  // created and freed, never accessed
+      Appendf(&out, "window w%zu: %s (no phase uses it)\n", i, FlavorName(w.flavor));
+      continue;
+    }
     Appendf(&out, "window w%zu: %s over %s communicator%s%s\n", i,
             FlavorName(w.flavor), CommName(w.comm),
             w.noncontig ? " (alloc_shared_noncontig)" : "",
@@ -161,8 +170,9 @@ std::string Listing(const Program& prog, const Filter& filter) {
   for (const Phase& p : prog.phases) {
     if (!filter.Keeps(p)) continue;
     static const char* kKinds[] = {"fence", "pscw", "passive"};
-    Appendf(&out, "phase %d: %s on w%d\n", p.index,
-            kKinds[static_cast<int>(p.kind)], p.window);
+    Appendf(&out, "phase %d: %s on w%d%s%s\n", p.index,
+            kKinds[static_cast<int>(p.kind)], p.window,
+            p.label.empty() ? "" : ", ", p.label.c_str());
     const WindowSpec& w = prog.windows[p.window];
     for (size_t g = 0; g < p.plans.size(); ++g) {
       const std::vector<int>& world = w.groups[g];

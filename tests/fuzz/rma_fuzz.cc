@@ -6,7 +6,8 @@
 // byte-identical (tests/fuzz/fuzz_diff.sh).
 //
 //   rma_fuzz --seed S [--ops N] [--keep-phases 0-3,7] [--drop-ops 5,9-12]
-//            [--print] [--dump] [--timeout SECONDS]
+//            [--exclude win_test,fop_pairs] [--print] [--dump]
+//            [--timeout SECONDS]
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
@@ -71,6 +72,17 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       if (o->filter.keep_phases.empty()) o->filter.keep_phases.insert(-1);
     } else if (a == "--drop-ops" && has_value) {
       if (!ParseList(argv[++i], &o->filter.drop_ops)) return false;
+    } else if (a == "--exclude" && has_value) {
+      std::string list = argv[++i];
+      size_t pos = 0;
+      while (pos <= list.size()) {
+        size_t end = list.find(',', pos);
+        if (end == std::string::npos) end = list.size();
+        const std::string f = list.substr(pos, end - pos);
+        if (f != "win_test" && f != "fop_pairs" && !f.empty()) return false;
+        if (!f.empty()) o->gen.exclude.insert(f);
+        pos = end + 1;
+      }
     } else if (a == "--timeout" && has_value) {
       o->timeout = std::atoi(argv[++i]);
     } else if (a == "--print") {
@@ -735,7 +747,8 @@ int Main(int argc, char** argv) {
     if (g_rank == 0) {
       std::fprintf(stderr,
                    "usage: rma_fuzz --seed S [--ops N] [--keep-phases LIST] "
-                   "[--drop-ops LIST] [--print] [--dump] [--timeout SECONDS]\n");
+                   "[--drop-ops LIST] [--exclude FEATURES] [--print] [--dump] "
+                   "[--timeout SECONDS]\n");
     }
     MPI_Finalize();
     return 2;
