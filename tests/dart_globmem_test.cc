@@ -208,7 +208,7 @@ TEST(DartTeamMemalloc, ZeroSize) {
 
 // Many live team allocations at once, each with its own segment id.
 TEST(DartTeamMemalloc, ManySegments) {
-  std::vector<dart_gptr_t> segs(6);
+  std::vector<dart_gptr_t> segs(4);
   for (size_t i = 0; i < segs.size(); ++i) {
     ASSERT_EQ(DART_OK, dart_team_memalloc_aligned(DART_TEAM_ALL, i + 1,
                                                   DART_TYPE_LONG, &segs[i]));

@@ -24,7 +24,7 @@ int32_t Pattern(int from, int to, size_t i) {
 }
 
 // A team-allocated segment with one block of `per_unit` ints per origin on
-// every unit; freed at scope exit.
+// every unit.
 class Segment {
  public:
   explicit Segment(size_t per_unit) : per_unit_(per_unit) {
@@ -43,11 +43,30 @@ class Segment {
     return static_cast<int32_t*>(addr);
   }
   dart_gptr_t gptr() const { return gptr_; }
+  size_t per_unit() const { return per_unit_; }
 
  private:
   size_t per_unit_;
   dart_gptr_t gptr_;
 };
+
+// One segment for all DartPut tests (window creation is collective and
+// slow on an oversubscribed machine); each test clears it first.
+class DartPut : public testing::Test {
+ protected:
+  static constexpr size_t kMaxPerUnit = 256 << 10;
+  static void SetUpTestSuite() { segment_ = new Segment(kMaxPerUnit); }
+  static void TearDownTestSuite() {
+    delete segment_;
+    segment_ = nullptr;
+  }
+  void SetUp() override {
+    std::memset(segment_->Local(), 0, 4 * kMaxPerUnit * Size());
+    dart_barrier(DART_TEAM_ALL);
+  }
+  static Segment* segment_;
+};
+Segment* DartPut::segment_ = nullptr;
 
 std::vector<int32_t> Block(int from, int to, size_t n) {
   std::vector<int32_t> v(n);
@@ -58,19 +77,22 @@ std::vector<int32_t> Block(int from, int to, size_t n) {
 // Every unit checks the blocks all origins wrote into its part.
 void ExpectReceived(const Segment& s, size_t n) {
   const int32_t* local = s.Local();
+  const size_t stride = s.per_unit();
   for (int from = 0; from < Size(); ++from) {
     for (size_t i = 0; i < n; ++i) {
-      ASSERT_EQ(Pattern(from, MyId(), i), local[from * n + i])
+      ASSERT_EQ(Pattern(from, MyId(), i), local[from * stride + i])
           << "from " << from << " element " << i;
+    }
+    // Nothing written past the block.
+    if (n < stride) {
+      ASSERT_EQ(0, local[from * stride + n]);
     }
   }
 }
 
 enum class Form { kBlocking, kFlush, kFlushAll, kHandle, kTest };
 
-void PutToAll(Form form, size_t n) {
-  Segment s(n);
-  dart_barrier(DART_TEAM_ALL);
+void PutToAll(const Segment& s, Form form, size_t n) {
   std::vector<std::vector<int32_t>> data;
   std::vector<dart_handle_t> handles;
   for (int to = 0; to < Size(); ++to) {
@@ -117,12 +139,22 @@ void PutToAll(Form form, size_t n) {
   dart_barrier(DART_TEAM_ALL);
 }
 
-TEST(DartPut, BlockingToEveryUnit) { PutToAll(Form::kBlocking, 17); }
-TEST(DartPut, FlushToEveryUnit) { PutToAll(Form::kFlush, 1000); }
-TEST(DartPut, FlushAllToEveryUnit) { PutToAll(Form::kFlushAll, 1); }
-TEST(DartPut, HandlesToEveryUnit) { PutToAll(Form::kHandle, 4096); }
-TEST(DartPut, TestedHandlesToEveryUnit) { PutToAll(Form::kTest, 3); }
-TEST(DartPut, LargeBlocksToEveryUnit) { PutToAll(Form::kFlushAll, 256 << 10); }
+TEST_F(DartPut, BlockingToEveryUnit) {
+  PutToAll(*segment_, Form::kBlocking, 17);
+}
+TEST_F(DartPut, FlushToEveryUnit) { PutToAll(*segment_, Form::kFlush, 1000); }
+TEST_F(DartPut, FlushAllToEveryUnit) {
+  PutToAll(*segment_, Form::kFlushAll, 1);
+}
+TEST_F(DartPut, HandlesToEveryUnit) {
+  PutToAll(*segment_, Form::kHandle, 4096);
+}
+TEST_F(DartPut, TestedHandlesToEveryUnit) {
+  PutToAll(*segment_, Form::kTest, 3);
+}
+TEST_F(DartPut, LargeBlocksToEveryUnit) {
+  PutToAll(*segment_, Form::kFlushAll, kMaxPerUnit);
+}
 
 // Each unit fills its own part; everyone gets every part in every form.
 TEST(DartGet, EveryFormFromEveryUnit) {
@@ -155,32 +187,29 @@ TEST(DartGet, EveryFormFromEveryUnit) {
 }
 
 // Sizes from 1 byte to 1 MiB, to every unit, read back by the target.
-TEST(DartPut, ByteSizes) {
-  const size_t kMax = 1 << 20;
-  dart_gptr_t g;
-  ASSERT_EQ(DART_OK, dart_team_memalloc_aligned(DART_TEAM_ALL, kMax * Size(),
-                                                DART_TYPE_BYTE, &g));
+TEST_F(DartPut, ByteSizes) {
+  const size_t kMax = 4 * kMaxPerUnit;  // bytes per origin
+  const dart_gptr_t g = segment_->gptr();
   for (size_t bytes = 1; bytes <= kMax; bytes *= 8) {
     std::vector<uint8_t> out(bytes);
-    for (size_t i = 0; i < bytes; ++i)
+    for (size_t i = 0; i < bytes; ++i) {
       out[i] = static_cast<uint8_t>(i * 31 + MyId() + bytes);
+    }
     for (int to = 0; to < Size(); ++to) {
       ASSERT_EQ(DART_OK, dart_put(At(g, to, kMax * MyId()), out.data(), bytes,
                                   DART_TYPE_BYTE, DART_TYPE_BYTE));
     }
     ASSERT_EQ(DART_OK, dart_flush_all(g));
     dart_barrier(DART_TEAM_ALL);
-    void* mine = nullptr;
-    dart_gptr_getaddr(At(g, MyId()), &mine);
+    const auto* mine = reinterpret_cast<const uint8_t*>(segment_->Local());
     for (int from = 0; from < Size(); ++from) {
-      const uint8_t* p = static_cast<uint8_t*>(mine) + kMax * from;
+      const uint8_t* p = mine + kMax * from;
       for (size_t i = 0; i < bytes; ++i) {
         ASSERT_EQ(static_cast<uint8_t>(i * 31 + from + bytes), p[i]);
       }
     }
     dart_barrier(DART_TEAM_ALL);
   }
-  ASSERT_EQ(DART_OK, dart_team_memfree(g));
 }
 
 // Strided types on the target side (a column of a row-major matrix) and on

@@ -1,5 +1,6 @@
 // Collectives over a team's communicator and two-sided messages between
 // global units: MPI's (large-count forms), after argument checks.
+#include <climits>
 #include <vector>
 
 #include "shim/dart/state.h"
@@ -139,6 +140,28 @@ dart_ret_t dart_allgatherv(const void* sendbuf, size_t nsendelem,
     total += nrecvelem[i];
   }
   if (!Buffer(recvbuf, total)) return DART_ERR_INVAL;
+  if (n == 1) {
+    // MPICH 4.0.2 ignores the displacement on a single-process
+    // communicator: place the block ourselves.
+    MPI_Aint lb = 0, extent = 0;
+    PMPI_Type_get_extent(c.type, &lb, &extent);
+    return FromMpi(PMPI_Sendrecv_c(
+        sendbuf, c.count, c.type, 0, 0,
+        static_cast<char*>(recvbuf) + displs[0] * extent, counts[0], c.type,
+        0, 0, MPI_COMM_SELF, MPI_STATUS_IGNORE));
+  }
+  // MPICH's int-count form when everything fits.
+  bool fits = c.count <= INT_MAX;
+  for (int i = 0; i < n; ++i) {
+    fits = fits && counts[i] <= INT_MAX && displs[i] <= INT_MAX;
+  }
+  if (fits) {
+    std::vector<int> icounts(counts.begin(), counts.end());
+    std::vector<int> idispls(displs.begin(), displs.end());
+    return FromMpi(PMPI_Allgatherv(sendbuf, static_cast<int>(c.count), c.type,
+                                   recvbuf, icounts.data(), idispls.data(),
+                                   c.type, c.team->comm));
+  }
   return FromMpi(PMPI_Allgatherv_c(sendbuf, c.count, c.type, recvbuf,
                                    counts.data(), displs.data(), c.type,
                                    c.team->comm));
