@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 namespace {
@@ -22,7 +23,17 @@ class AgreeOnFailure : public testing::EmptyTestEventListener {
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef MPI_GTEST_THREAD_MULTIPLE
+  // Suites that call MPI from several threads at once.
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  if (provided != MPI_THREAD_MULTIPLE) {
+    std::fprintf(stderr, "MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+#else
   MPI_Init(&argc, &argv);
+#endif
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) {

@@ -204,6 +204,17 @@ class HangWatchdog {
   std::thread thread_;  // last: starts after the members it uses
 };
 
+// Whether every rank of `comm` shares one (possibly simulated) node, i.e.
+// the shim serves the window's synchronization in shared memory.
+// Collective over `comm`.
+inline bool AllOnOneNode(MPI_Comm comm) {
+  const std::vector<bool> local = NodeLocalRanks(comm);
+  for (bool l : local) {
+    if (!l) return false;
+  }
+  return true;
+}
+
 }  // namespace rmashim_test
 
 #endif  // RMASHIM_TESTS_MPI_TEST_UTIL_H_
