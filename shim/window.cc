@@ -148,7 +148,11 @@ int ManagedWindow::Allocate(MPI_Aint size, int disp_unit, MPI_Info info,
   if (rc != MPI_SUCCESS) return rc;
   w->MapTargets(comm, my_base, size, disp_unit);
   if ((rc = w->Finish(comm, my_base, size, disp_unit))) return rc;
-  *static_cast<void**>(baseptr) = my_base;
+  // What MPI reports as MPI_WIN_BASE (MPICH says NULL for size 0).
+  void* reported_base = my_base;
+  int flag = 0;
+  PMPI_Win_get_attr(w->app_win_, MPI_WIN_BASE, &reported_base, &flag);
+  *static_cast<void**>(baseptr) = reported_base;
   *out = w.release();
   return MPI_SUCCESS;
 }
