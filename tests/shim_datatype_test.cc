@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <iterator>
@@ -22,10 +23,9 @@ using rmashim_test::PatternByte;
 using rmashim_test::Rank;
 using rmashim_test::Size;
 
-// Every origin owns one region of every target's window; buffers are
-// patterned so every misplaced or stray byte is visible.
-constexpr MPI_Aint kRegion = 256;
-constexpr MPI_Aint kOriginBytes = 256;
+// Every origin owns one region of every target's window per case; buffers
+// are patterned so every misplaced or stray byte is visible.
+constexpr MPI_Aint kOriginBytes = 4608;
 constexpr int kOriginSalt = 1, kWindowSalt = 2, kResultSalt = 3;
 
 // One side of an access: `count` elements of `type`, starting `offset` bytes
@@ -192,6 +192,10 @@ const Case kCases[] = {
      }},
     {"DoublesIntoStridedDoubles", [] { return Side{MPI_DOUBLE, 3, 0}; },
      [] { return Side{Vector(3, 1, 2, MPI_DOUBLE), 1, 8}; }},
+    // More separate blocks than one process_vm_writev/readv call takes
+    // (IOV_MAX is 1024).
+    {"VectorOfMoreBlocksThanIovMax", [] { return Ints(1100); },
+     [] { return Side{Vector(1100, 1, 3, MPI_INT), 1, 4}; }},
     {"ZeroCount", [] { return Side{Vector(2, 1, 2, MPI_INT), 0, 0}; },
      [] { return Side{MPI_INT, 0, 0}; }},
 };
@@ -261,11 +265,49 @@ std::string ParamName(const testing::TestParamInfo<Param>& info) {
 
 constexpr int kNumCases = int(std::size(kCases));
 
+// The cases' datatypes, built once per test and freed at its end.
+struct CaseTypes {
+  std::vector<Side> origin, target;
+  CaseTypes() {
+    for (const Case& c : kCases) {
+      origin.push_back(c.origin());
+      target.push_back(c.target());
+    }
+  }
+  ~CaseTypes() {
+    for (const Side& s : origin) FreeType(s.type);
+    for (const Side& s : target) FreeType(s.type);
+  }
+};
+
 // Every case gets its own slice of every window, and in it each origin its
-// own region, so all cases run in one epoch (collectives are what makes
-// oversubscribed runs slow).
-MPI_Aint RegionStart(int case_index, int origin, int size) {
-  return (MPI_Aint(case_index) * size + origin) * kRegion;
+// own region sized for the case, so all cases run in one epoch (collectives
+// are what makes oversubscribed runs slow).
+struct Geometry {
+  std::vector<MPI_Aint> region;       // bytes per origin, per case
+  std::vector<MPI_Aint> slice_start;  // per case
+  MPI_Aint window_bytes = 0;          // a multiple of 16
+};
+
+const Geometry& GetGeometry() {
+  static const Geometry geometry = [] {
+    Geometry g;
+    const CaseTypes types;
+    const int size = Size();
+    for (int c = 0; c < kNumCases; ++c) {
+      const MPI_Aint hi = std::max<MPI_Aint>(Span(types.target[c]).second, 64);
+      g.region.push_back((hi + 63) / 64 * 64);
+      g.slice_start.push_back(g.window_bytes);
+      g.window_bytes += size * g.region.back();
+    }
+    return g;
+  }();
+  return geometry;
+}
+
+MPI_Aint RegionStart(int case_index, int origin) {
+  const Geometry& g = GetGeometry();
+  return g.slice_start[case_index] + origin * g.region[case_index];
 }
 
 // A window of either flavor; freed (collectively) on destruction.
@@ -310,7 +352,7 @@ class ShimDatatypeTest : public testing::TestWithParam<Param> {
       delete native_[f];
     }
   }
-  static MPI_Aint WindowBytes() { return kNumCases * Size() * kRegion; }
+  static MPI_Aint WindowBytes() { return GetGeometry().window_bytes; }
 
   // Refills both windows of `flavor` with this rank's pattern.
   static void ResetWindows(Flavor flavor) {
@@ -354,21 +396,6 @@ void ForEachTargetInEpoch(MPI_Win win, Sync sync, Access access) {
   }
 }
 
-// The cases' datatypes, built once per test and freed at its end.
-struct CaseTypes {
-  std::vector<Side> origin, target;
-  CaseTypes() {
-    for (const Case& c : kCases) {
-      origin.push_back(c.origin());
-      target.push_back(c.target());
-    }
-  }
-  ~CaseTypes() {
-    for (const Side& s : origin) FreeType(s.type);
-    for (const Side& s : target) FreeType(s.type);
-  }
-};
-
 TEST_P(ShimDatatypeTest, EveryCaseMatchesModelAndNativeMpi) {
   const Param& p = GetParam();
   const int rank = Rank(), size = Size();
@@ -391,7 +418,7 @@ TEST_P(ShimDatatypeTest, EveryCaseMatchesModelAndNativeMpi) {
     ASSERT_GE(olo, 0) << kCases[c].name;
     ASSERT_LE(ohi, kOriginBytes) << kCases[c].name;
     ASSERT_GE(tlo, 0) << kCases[c].name;
-    ASSERT_LE(thi, kRegion) << kCases[c].name;
+    ASSERT_LE(thi, GetGeometry().region[c]) << kCases[c].name;
   }
   ResetWindows(p.flavor);
   const MPI_Aint window_bytes = WindowBytes();
@@ -404,7 +431,7 @@ TEST_P(ShimDatatypeTest, EveryCaseMatchesModelAndNativeMpi) {
         for (int c = 0; c < kNumCases; ++c) {
           const Side &o = types.origin[c], &tg = types.target[c];
           EXPECT_EQ(MPI_Put(origin_buf.data() + o.offset, o.count, o.type, t,
-                            RegionStart(c, rank, size) + tg.offset, tg.count,
+                            RegionStart(c, rank) + tg.offset, tg.count,
                             tg.type, w->win()),
                     MPI_SUCCESS)
               << kCases[c].name << ", target " << t;
@@ -420,17 +447,18 @@ TEST_P(ShimDatatypeTest, EveryCaseMatchesModelAndNativeMpi) {
           Patterned(o, kOriginBytes, kOriginSalt);
       for (int c = 0; c < kNumCases; ++c) {
         ModelCopy(their.data(), types.origin[c],
-                  expected.data() + RegionStart(c, o, size), types.target[c]);
+                  expected.data() + RegionStart(c, o), types.target[c]);
       }
     }
     for (int c = 0; c < kNumCases; ++c) {
       for (int o = 0; o < size; ++o) {
-        const MPI_Aint start = RegionStart(c, o, size);
+        const MPI_Aint start = RegionStart(c, o);
         const std::byte* model = expected.data() + start;
-        EXPECT_EQ(FirstDifference(native->base() + start, model, kRegion), -1)
+        const MPI_Aint region = GetGeometry().region[c];
+        EXPECT_EQ(FirstDifference(native->base() + start, model, region), -1)
             << kCases[c].name << ": native MPICH differs from the model, "
             << "origin " << o;
-        EXPECT_EQ(FirstDifference(managed->base() + start, model, kRegion),
+        EXPECT_EQ(FirstDifference(managed->base() + start, model, region),
                   -1)
             << kCases[c].name << ": managed window differs from the model, "
             << "origin " << o;
@@ -454,7 +482,7 @@ TEST_P(ShimDatatypeTest, EveryCaseMatchesModelAndNativeMpi) {
         for (int c = 0; c < kNumCases; ++c) {
           const Side &o = types.origin[c], &tg = types.target[c];
           EXPECT_EQ(MPI_Get(got[c * size + t].data() + o.offset, o.count,
-                            o.type, t, RegionStart(c, rank, size) + tg.offset,
+                            o.type, t, RegionStart(c, rank) + tg.offset,
                             tg.count, tg.type, w->win()),
                     MPI_SUCCESS)
               << kCases[c].name << ", target " << t;
@@ -466,7 +494,7 @@ TEST_P(ShimDatatypeTest, EveryCaseMatchesModelAndNativeMpi) {
           Patterned(t, window_bytes, kWindowSalt);
       for (int c = 0; c < kNumCases; ++c) {
         std::vector<std::byte> expected = fresh;
-        ModelCopy(their_window.data() + RegionStart(c, rank, size),
+        ModelCopy(their_window.data() + RegionStart(c, rank),
                   types.target[c], expected.data(), types.origin[c]);
         EXPECT_EQ(FirstDifference(got_native[c * size + t].data(),
                                   expected.data(), kOriginBytes),
