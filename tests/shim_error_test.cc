@@ -63,6 +63,12 @@ MPI_Datatype Committed(MPI_Datatype t) {
   return t;
 }
 
+// A request-based call that wrongly succeeded still has to be completed.
+int CompleteIfIssued(int rc, MPI_Request* request) {
+  if (rc == MPI_SUCCESS) MPI_Wait(request, MPI_STATUS_IGNORE);
+  return rc;
+}
+
 const BadCall kBadCalls[] = {
     {"PutPastTheEnd", MPI_ERR_RMA_RANGE, false, Epoch::kLockAll,
      [](const CallArgs& a) {
@@ -151,6 +157,49 @@ const BadCall kBadCalls[] = {
     {"GetOutsideAnyEpoch", MPI_ERR_RMA_SYNC, true, Epoch::kNone,
      [](const CallArgs& a) {
        return MPI_Get(a.result, 1, MPI_INT, a.target, 0, 1, MPI_INT, a.win);
+     }},
+    {"AccumulateOutsideAnyEpoch", MPI_ERR_RMA_SYNC, true, Epoch::kNone,
+     [](const CallArgs& a) {
+       return MPI_Accumulate(a.origin, 1, MPI_INT, a.target, 0, 1, MPI_INT,
+                             MPI_SUM, a.win);
+     }},
+    {"GetAccumulateOutsideAnyEpoch", MPI_ERR_RMA_SYNC, true, Epoch::kNone,
+     [](const CallArgs& a) {
+       return MPI_Get_accumulate(a.origin, 1, MPI_INT, a.result, 1, MPI_INT,
+                                 a.target, 0, 1, MPI_INT, MPI_SUM, a.win);
+     }},
+    {"FetchAndOpOutsideAnyEpoch", MPI_ERR_RMA_SYNC, true, Epoch::kNone,
+     [](const CallArgs& a) {
+       return MPI_Fetch_and_op(a.origin, a.result, MPI_INT, a.target, 0,
+                               MPI_SUM, a.win);
+     }},
+    {"CompareAndSwapOutsideAnyEpoch", MPI_ERR_RMA_SYNC, true, Epoch::kNone,
+     [](const CallArgs& a) {
+       const int compare = WindowValue(a.target, 0);
+       return MPI_Compare_and_swap(a.origin, &compare, a.result, MPI_INT,
+                                   a.target, 0, a.win);
+     }},
+    {"RputOutsideAnyEpoch", MPI_ERR_RMA_SYNC, true, Epoch::kNone,
+     [](const CallArgs& a) {
+       MPI_Request request;
+       return CompleteIfIssued(MPI_Rput(a.origin, 1, MPI_INT, a.target, 0, 1,
+                                        MPI_INT, a.win, &request),
+                               &request);
+     }},
+    {"RgetOutsideAnyEpoch", MPI_ERR_RMA_SYNC, true, Epoch::kNone,
+     [](const CallArgs& a) {
+       MPI_Request request;
+       return CompleteIfIssued(MPI_Rget(a.result, 1, MPI_INT, a.target, 0, 1,
+                                        MPI_INT, a.win, &request),
+                               &request);
+     }},
+    {"RaccumulateOutsideAnyEpoch", MPI_ERR_RMA_SYNC, true, Epoch::kNone,
+     [](const CallArgs& a) {
+       MPI_Request request;
+       return CompleteIfIssued(
+           MPI_Raccumulate(a.origin, 1, MPI_INT, a.target, 0, 1, MPI_INT,
+                           MPI_SUM, a.win, &request),
+           &request);
      }},
     // MPICH lets this one through and writes.
     {"PutToATargetThatIsNotLocked", MPI_ERR_RMA_SYNC, false, Epoch::kLockOther,
