@@ -37,7 +37,8 @@ double NowUs() {
 }
 
 // Median over batches of the mean time of one op; the three
-// implementations' batches are interleaved so machine noise hits all alike.
+// implementations' batches are interleaved (in rotating order) so machine
+// noise hits all alike.
 struct Timing {
   double dart, core, native;
 };
@@ -46,11 +47,12 @@ Timing Measure(int iters, const std::function<void()>& dart,
                const std::function<void()>& core,
                const std::function<void()>& native,
                const std::function<void()>& complete) {
-  constexpr int kBatches = 9;
+  constexpr int kBatches = 15;
   std::vector<double> t[3];
   const std::function<void()>* ops[3] = {&dart, &core, &native};
   for (int b = -1; b < kBatches; ++b) {  // batch -1 warms up
-    for (int k = 0; k < 3; ++k) {
+    for (int j = 0; j < 3; ++j) {
+      const int k = (j + b + 3) % 3;  // rotate who goes first
       const double t0 = NowUs();
       for (int i = 0; i < iters; ++i) (*ops[k])();
       const double t1 = NowUs();
