@@ -63,16 +63,13 @@ void ApplyRun(const ElementOp& e, bool exclusive, const Target& t,
 
 namespace {
 
-// Argument, epoch and range checks shared by the family; kPassThrough for
-// targets the shim does not serve directly.
+// Argument, epoch and range checks shared by the family, for every window
+// (MPI would corrupt memory out of range); then kPassThrough for targets the
+// shim does not serve directly.
 Route Admit(ManagedWindow& w, int target, MPI_Aint disp,
             const Layout& target_layout, int* rc) {
   if ((*rc = CheckTargetArgs(w, target, disp))) return Route::kDone;
   if (target == MPI_PROC_NULL) return Route::kDone;
-  // A window spanning nodes: remote origins' accumulates are applied by MPI,
-  // which cannot be atomic with our CPU atomics, so the whole family goes to
-  // MPI for every target of such a window (MPI checks the epoch there).
-  if (!w.locks_in_shm()) return Route::kPassThrough;
   switch (CheckEpoch(w, target)) {
     case EpochAccess::kDirect:
       break;
@@ -87,10 +84,14 @@ Route Admit(ManagedWindow& w, int target, MPI_Aint disp,
     *rc = MPI_ERR_RMA_RANGE;
     return Route::kDone;
   }
-  // MPI_Win_create memory is not mapped here: all its accumulates stay in
-  // MPI (on the internal window, inside the shim's epoch), which keeps them
-  // atomic with each other.
-  return w.flavor() == Flavor::kCreate ? Route::kPassThrough : Route::kDone;
+  // A window spanning nodes: remote origins' accumulates are applied by MPI,
+  // which cannot be atomic with our CPU atomics, so the whole family goes to
+  // MPI for every target of such a window. MPI_Win_create memory is not
+  // mapped here: all its accumulates stay in MPI too (on the internal
+  // window, inside the shim's epoch), which keeps them atomic.
+  return !w.locks_in_shm() || w.flavor() == Flavor::kCreate
+             ? Route::kPassThrough
+             : Route::kDone;
 }
 
 bool HoldsExclusive(const ManagedWindow& w, int target) {
@@ -147,11 +148,6 @@ Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
     *rc = MPI_ERR_OP;  // MPI_Accumulate does not take MPI_NO_OP
     return Route::kDone;
   }
-  if (Admit(w, c.target, c.disp, target_layout, rc) == Route::kPassThrough) {
-    return Route::kPassThrough;
-  }
-  if (*rc != MPI_SUCCESS || c.target == MPI_PROC_NULL) return Route::kDone;
-
   FlatType flat;
   if (IsBuiltinType(c.target_type)) {
     flat.element = c.target_type;
@@ -162,9 +158,26 @@ Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
     *rc = MPI_SUCCESS;
     return Route::kPassThrough;
   }
-  if (flat.elements == 0) return Route::kDone;
+  // The op must be defined for the type (MPICH would abort at the target),
+  // and predefined origin/result types must match it.
   const ElementOp* e = nullptr;
-  if ((*rc = FindElementOp(flat.element, c.op, &e))) return Route::kDone;
+  if (flat.elements != 0 && (*rc = FindElementOp(flat.element, c.op, &e))) {
+    return Route::kDone;
+  }
+  auto mismatched = [&](int count, MPI_Datatype type) {
+    return IsBuiltinType(type) && flat.elements != 0 &&
+           (type != flat.element || count != flat.elements);
+  };
+  if ((c.op != MPI_NO_OP && mismatched(c.origin_count, c.origin_type)) ||
+      (fetching && mismatched(c.result_count, c.result_type))) {
+    *rc = MPI_ERR_TYPE;
+    return Route::kDone;
+  }
+  if (Admit(w, c.target, c.disp, target_layout, rc) == Route::kPassThrough) {
+    return Route::kPassThrough;
+  }
+  if (*rc != MPI_SUCCESS || c.target == MPI_PROC_NULL) return Route::kDone;
+  if (flat.elements == 0) return Route::kDone;
 
   const Target& t = w.target(c.target);
   const MPI_Aint base = c.disp * t.disp_unit;
@@ -217,12 +230,16 @@ Route FetchAndOpDirect(ManagedWindow& w, const void* origin, void* result,
       (*rc = CheckBuffer(result, type, layout))) {
     return Route::kDone;
   }
+  if (!IsBuiltinType(type)) {  // pair types: user buffers are not packed
+    return AccumulateDirect(w, {true, origin, 1, type, result, 1, type, target,
+                                disp, 1, type, op}, rc);
+  }
+  const ElementOp* e = nullptr;
+  if ((*rc = FindElementOp(type, op, &e))) return Route::kDone;
   if (Admit(w, target, disp, layout, rc) == Route::kPassThrough) {
     return Route::kPassThrough;
   }
   if (*rc != MPI_SUCCESS || target == MPI_PROC_NULL) return Route::kDone;
-  const ElementOp* e = nullptr;
-  if ((*rc = FindElementOp(type, op, &e))) return Route::kDone;
   const Target& t = w.target(target);
   const MPI_Aint offset = disp * t.disp_unit;
   const std::byte* src =

@@ -6,19 +6,31 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
+#include <random>
 
 namespace rmashim {
 namespace {
 
 struct SegmentId {
   long pid;
+  long nonce;  // pids repeat across PID namespaces sharing one /dev/shm
   long serial;
   long bytes;
 };
 
 void NameOf(const SegmentId& id, char* name, size_t size) {
-  std::snprintf(name, size, "/rmashim.%ld.%ld", id.pid, id.serial);
+  std::snprintf(name, size, "/rmashim.%ld.%lx.%ld", id.pid,
+                static_cast<unsigned long>(id.nonce), id.serial);
+}
+
+long ProcessNonce() {
+  static const long nonce = [] {
+    std::random_device device;
+    return static_cast<long>((uint64_t{device()} << 32) ^ device());
+  }();
+  return nonce;
 }
 
 size_t RoundToPages(size_t bytes) {
@@ -53,7 +65,7 @@ bool NodeSegments::Create(MPI_Comm node_comm, size_t bytes) {
   int node_rank = 0, node_size = 0;
   PMPI_Comm_rank(node_comm, &node_rank);
   PMPI_Comm_size(node_comm, &node_size);
-  const SegmentId mine{static_cast<long>(getpid()), serial++,
+  const SegmentId mine{static_cast<long>(getpid()), ProcessNonce(), serial++,
                        static_cast<long>(RoundToPages(bytes))};
   std::byte* own = CreateOwn(mine);
   int ok = own != nullptr, all_ok = 0;
@@ -68,7 +80,7 @@ bool NodeSegments::Create(MPI_Comm node_comm, size_t bytes) {
     return false;
   }
   std::vector<SegmentId> ids(node_size);
-  PMPI_Allgather(&mine, 3, MPI_LONG, ids.data(), 3, MPI_LONG, node_comm);
+  PMPI_Allgather(&mine, 4, MPI_LONG, ids.data(), 4, MPI_LONG, node_comm);
   maps_.resize(node_size);
   for (int r = 0; r < node_size; ++r) {
     maps_[r].bytes = static_cast<size_t>(ids[r].bytes);

@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "shim/passthrough.h"
 
@@ -89,8 +90,15 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
 
 int MPI_Testall(int count, MPI_Request requests[], int* flag,
                 MPI_Status statuses[]) {
-  if (AnyCompleted(count, requests)) Retire(count, requests);
-  return PMPI_Testall(count, requests, flag, statuses);
+  if (!AnyCompleted(count, requests)) {
+    return PMPI_Testall(count, requests, flag, statuses);
+  }
+  // Unless all complete, MPI_Testall must leave every request as it was.
+  std::vector<MPI_Request> copy(requests, requests + count);
+  Retire(count, copy.data());
+  const int rc = PMPI_Testall(count, copy.data(), flag, statuses);
+  if (*flag) std::copy(copy.begin(), copy.end(), requests);
+  return rc;
 }
 
 int MPI_Waitany(int count, MPI_Request requests[], int* index,

@@ -89,10 +89,10 @@ int PutOrGet(MPI_Win win, const Transfer& x, MPI_Request* request) {
       return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);  // MPI-3 11.3.5
     }
     if (TryDirect(*w, x, &rc)) {
+      if (rc == MPI_SUCCESS && request != nullptr) *request = kCompletedRequest;
       if (rc == MPI_SUCCESS && x.target != MPI_PROC_NULL) {
         CountOp(w->profile, kind, w->reach(x.target), x.origin_count,
                 x.origin_type);
-        if (request != nullptr) *request = kCompletedRequest;
       }
       return RaiseOnWindow(win, rc);
     }

@@ -267,33 +267,36 @@ TEST_F(RmaErrorsTest, OpsTypesAndArguments) {
 
 // Combinations MPI calls erroneous that native MPICH nevertheless carries
 // out (with MPI_SUCCESS): the shim must do as native does.
+// Native MPICH accepts these erroneous calls (and on some layouts applies
+// them); the shim rejects them on every layout with the class MPI names, as
+// README says, so they are not compared with native.
 TEST_F(RmaErrorsTest, ErroneousCallsNativeMpichAccepts) {
   Check({
-      {"MPI_BAND on MPI_FLOAT", MPI_ERR_OP, true, Epoch::kLockAll,
+      {"MPI_BAND on MPI_FLOAT", MPI_ERR_OP, false, Epoch::kLockAll,
        [](MPI_Win w, int t, Buffers& b) {
          return Acc(w, t, b, MPI_FLOAT, MPI_BAND);
        }},
-      {"MPI_SUM on MPI_C_BOOL", MPI_ERR_OP, true, Epoch::kLockAll,
+      {"MPI_SUM on MPI_C_BOOL", MPI_ERR_OP, false, Epoch::kLockAll,
        [](MPI_Win w, int t, Buffers& b) {
          return Acc(w, t, b, MPI_C_BOOL, MPI_SUM);
        }},
-      {"MPI_SUM on MPI_BYTE", MPI_ERR_OP, true, Epoch::kLockAll,
+      {"MPI_SUM on MPI_BYTE", MPI_ERR_OP, false, Epoch::kLockAll,
        [](MPI_Win w, int t, Buffers& b) {
          return Acc(w, t, b, MPI_BYTE, MPI_SUM);
        }},
-      {"origin MPI_INT, target MPI_FLOAT", MPI_ERR_TYPE, true,
+      {"origin MPI_INT, target MPI_FLOAT", MPI_ERR_TYPE, false,
        Epoch::kLockAll,
        [](MPI_Win w, int t, Buffers& b) {
          return MPI_Accumulate(b.origin, 1, MPI_INT, t, 0, 1, MPI_FLOAT,
                                MPI_SUM, w);
        }},
-      {"origin 2 x MPI_INT, target MPI_DOUBLE", MPI_ERR_TYPE, true,
+      {"origin 2 x MPI_INT, target MPI_DOUBLE", MPI_ERR_TYPE, false,
        Epoch::kLockAll,
        [](MPI_Win w, int t, Buffers& b) {
          return MPI_Accumulate(b.origin, 2, MPI_INT, t, 0, 1, MPI_DOUBLE,
                                MPI_SUM, w);
        }},
-      {"get_accumulate result MPI_FLOAT, target MPI_INT", MPI_ERR_TYPE, true,
+      {"get_accumulate result MPI_FLOAT, target MPI_INT", MPI_ERR_TYPE, false,
        Epoch::kLockAll,
        [](MPI_Win w, int t, Buffers& b) {
          return MPI_Get_accumulate(b.origin, 1, MPI_INT, b.result, 1,
