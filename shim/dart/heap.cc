@@ -90,6 +90,12 @@ dart_ret_t Heap::Init(MPI_Comm world, const std::vector<uint8_t>& node_local,
   }
   int all_map = 0;
   PMPI_Allreduce(&can_map, &all_map, 1, MPI_INT, MPI_MIN, world);
+  if (!all_map && me_ == 0) {
+    std::fprintf(stderr,
+                 "dart: cannot open node-local peers' memory through "
+                 "/proc/<pid>/fd; dart_memalloc memory of node-local units "
+                 "goes through MPI\n");
+  }
   mapped_.assign(size, 0);
   for (int u = 0; u < size; ++u) {
     mapped_[u] = u == me_ || (all_map && node_local[u]);
