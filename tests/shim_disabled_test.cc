@@ -47,8 +47,7 @@ TEST(ShimDisabledTest, PassiveAndActiveTargetRmaWork) {
   const int rank = Rank(), size = Size();
   const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
   // Slot per origin, plus a counter at the end.
-  AllocWindow w(NativeSafeBytes((size + 1) * sizeof(int64_t)),
-                sizeof(int64_t));
+  AllocWindow w(NativeSafeBytes((size + 1) * sizeof(int64_t)), sizeof(int64_t));
   ASSERT_EQ(w.rc(), MPI_SUCCESS);
   ASSERT_FALSE(IsManaged(w.win()));
   int64_t* mem = w.base<int64_t>();
@@ -60,8 +59,7 @@ TEST(ShimDisabledTest, PassiveAndActiveTargetRmaWork) {
   MPI_Win_lock_all(0, w.win());
   for (int t = 0; t < size; ++t) {
     const int64_t value = rank * 100 + t;
-    EXPECT_EQ(MPI_Put(&value, 1, MPI_INT64_T, t, rank, 1, MPI_INT64_T,
-                      w.win()),
+    EXPECT_EQ(MPI_Put(&value, 1, MPI_INT64_T, t, rank, 1, MPI_INT64_T, w.win()),
               MPI_SUCCESS);
   }
   MPI_Win_flush_all(w.win());
@@ -93,9 +91,9 @@ TEST(ShimDisabledTest, PassiveAndActiveTargetRmaWork) {
   // Fence: put to the right neighbour and accumulate into its counter.
   MPI_Win_fence(0, w.win());
   const int64_t stamp = 7000 + rank, one = 1;
-  EXPECT_EQ(MPI_Put(&stamp, 1, MPI_INT64_T, next, rank, 1, MPI_INT64_T,
-                    w.win()),
-            MPI_SUCCESS);
+  EXPECT_EQ(
+      MPI_Put(&stamp, 1, MPI_INT64_T, next, rank, 1, MPI_INT64_T, w.win()),
+      MPI_SUCCESS);
   EXPECT_EQ(MPI_Accumulate(&one, 1, MPI_INT64_T, next, size, 1, MPI_INT64_T,
                            MPI_SUM, w.win()),
             MPI_SUCCESS);

@@ -72,8 +72,7 @@ int CompleteIfIssued(int rc, MPI_Request* request) {
 const BadCall kBadCalls[] = {
     {"PutPastTheEnd", MPI_ERR_RMA_RANGE, false, Epoch::kLockAll,
      [](const CallArgs& a) {
-       return MPI_Put(a.origin, 1, MPI_INT, a.target, kInts, 1, MPI_INT,
-                      a.win);
+       return MPI_Put(a.origin, 1, MPI_INT, a.target, kInts, 1, MPI_INT, a.win);
      }},
     {"PutStraddlingTheEnd", MPI_ERR_RMA_RANGE, false, Epoch::kLockTarget,
      [](const CallArgs& a) {
@@ -82,8 +81,7 @@ const BadCall kBadCalls[] = {
      }},
     {"GetPastTheEnd", MPI_ERR_RMA_RANGE, false, Epoch::kLockAll,
      [](const CallArgs& a) {
-       return MPI_Get(a.result, 2, MPI_INT, a.target, kInts, 2, MPI_INT,
-                      a.win);
+       return MPI_Get(a.result, 2, MPI_INT, a.target, kInts, 2, MPI_INT, a.win);
      }},
     {"GetStraddlingTheEnd", MPI_ERR_RMA_RANGE, false, Epoch::kLockTarget,
      [](const CallArgs& a) {
@@ -126,8 +124,7 @@ const BadCall kBadCalls[] = {
     {"PutDisplacementOverflows", MPI_ERR_RMA_RANGE, false, Epoch::kLockAll,
      [](const CallArgs& a) {
        const MPI_Aint huge = std::numeric_limits<MPI_Aint>::max() / 2;
-       return MPI_Put(a.origin, 1, MPI_INT, a.target, huge, 1, MPI_INT,
-                      a.win);
+       return MPI_Put(a.origin, 1, MPI_INT, a.target, huge, 1, MPI_INT, a.win);
      }},
     {"PutNegativeDisplacement", MPI_ERR_DISP, true, Epoch::kLockAll,
      [](const CallArgs& a) {
@@ -248,8 +245,8 @@ const BadCall kBadCalls[] = {
      }},
     {"FetchAndOpTargetRankIsSize", MPI_ERR_RANK, true, Epoch::kLockAll,
      [](const CallArgs& a) {
-       return MPI_Fetch_and_op(a.origin, a.result, MPI_INT, a.size, 0,
-                               MPI_SUM, a.win);
+       return MPI_Fetch_and_op(a.origin, a.result, MPI_INT, a.size, 0, MPI_SUM,
+                               a.win);
      }},
 };
 
@@ -319,10 +316,9 @@ class SharedWindows : public testing::Environment {
  public:
   void SetUp() override {
     managed = new AllocWindow(kInts * sizeof(int), sizeof(int));
-    rmashim_test::OptOutInfo opt_out;
-    native = new AllocWindow(
-        rmashim_test::NativeSafeBytes(kInts * sizeof(int)), sizeof(int),
-        opt_out.get());
+    OptOutInfo opt_out;
+    native = new AllocWindow(rmashim_test::NativeSafeBytes(kInts * sizeof(int)),
+                             sizeof(int), opt_out.get());
     MPI_Win_set_errhandler(managed->win(), MPI_ERRORS_RETURN);
     MPI_Win_set_errhandler(native->win(), MPI_ERRORS_RETURN);
     int* mem = managed->base<int>();
@@ -418,11 +414,11 @@ TEST_P(ShimBadCallTest, ReturnsTheClassAndWritesNothing) {
   ExpectWindowStillWorks();
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Table, ShimBadCallTest, testing::Range(0, int(std::size(kBadCalls))),
-    [](const testing::TestParamInfo<int>& info) {
-      return std::string(kBadCalls[info.param].name);
-    });
+INSTANTIATE_TEST_SUITE_P(Table, ShimBadCallTest,
+                         testing::Range(0, int(std::size(kBadCalls))),
+                         [](const testing::TestParamInfo<int>& info) {
+                           return std::string(kBadCalls[info.param].name);
+                         });
 
 // MPI_PROC_NULL is a valid target: every operation on it succeeds and moves
 // nothing.
@@ -480,25 +476,23 @@ TEST(ShimErrorTest, AccumulateFamilyRangeErrorsOnANodeWindow) {
   int compare = WindowValue(0, 0);
   ASSERT_EQ(MPI_Win_lock_all(0, w.win()), MPI_SUCCESS);
   for (int t = 0; t < node_size; ++t) {
-    EXPECT_EQ(ErrorClass(MPI_Accumulate(origin.data(), 2, MPI_INT, t,
-                                        kInts - 1, 2, MPI_INT, MPI_SUM,
-                                        w.win())),
+    EXPECT_EQ(ErrorClass(MPI_Accumulate(origin.data(), 2, MPI_INT, t, kInts - 1,
+                                        2, MPI_INT, MPI_SUM, w.win())),
               MPI_ERR_RMA_RANGE)
         << "accumulate, node rank " << t;
-    EXPECT_EQ(ErrorClass(MPI_Get_accumulate(
-                  origin.data(), 1, MPI_INT, result.data(), 1, MPI_INT, t,
-                  kInts, 1, MPI_INT, MPI_REPLACE, w.win())),
+    EXPECT_EQ(ErrorClass(MPI_Get_accumulate(origin.data(), 1, MPI_INT,
+                                            result.data(), 1, MPI_INT, t, kInts,
+                                            1, MPI_INT, MPI_REPLACE, w.win())),
               MPI_ERR_RMA_RANGE)
         << "get_accumulate, node rank " << t;
-    EXPECT_EQ(ErrorClass(MPI_Fetch_and_op(origin.data(), result.data(),
-                                          MPI_INT, t, kInts, MPI_SUM,
-                                          w.win())),
+    EXPECT_EQ(ErrorClass(MPI_Fetch_and_op(origin.data(), result.data(), MPI_INT,
+                                          t, kInts, MPI_SUM, w.win())),
               MPI_ERR_RMA_RANGE)
         << "fetch_and_op, node rank " << t;
-    EXPECT_EQ(ErrorClass(MPI_Compare_and_swap(origin.data(), &compare,
-                                              result.data(), MPI_INT, t,
-                                              kInts + 3, w.win())),
-              MPI_ERR_RMA_RANGE)
+    EXPECT_EQ(
+        ErrorClass(MPI_Compare_and_swap(origin.data(), &compare, result.data(),
+                                        MPI_INT, t, kInts + 3, w.win())),
+        MPI_ERR_RMA_RANGE)
         << "compare_and_swap, node rank " << t;
   }
   ASSERT_EQ(MPI_Win_unlock_all(w.win()), MPI_SUCCESS);
@@ -530,8 +524,7 @@ TEST(ShimErrorTest, CustomErrorHandlerSeesTheClass) {
   const MPI_Win win = g_windows->managed->win();
   ASSERT_TRUE(IsManaged(win));
   MPI_Errhandler handler;
-  ASSERT_EQ(MPI_Win_create_errhandler(RecordingHandler, &handler),
-            MPI_SUCCESS);
+  ASSERT_EQ(MPI_Win_create_errhandler(RecordingHandler, &handler), MPI_SUCCESS);
   ASSERT_EQ(MPI_Win_set_errhandler(win, handler), MPI_SUCCESS);
   MPI_Errhandler got_handler;
   MPI_Win_get_errhandler(win, &got_handler);
@@ -556,17 +549,15 @@ TEST(ShimErrorTest, CustomErrorHandlerSeesTheClass) {
                  {"unlock without lock", MPI_ERR_RMA_SYNC});
   ASSERT_EQ(MPI_Win_lock_all(0, win), MPI_SUCCESS);
   EXPECT_EQ(g_handler_log.calls, 0);
-  expect_handled(
-      MPI_Put(&value, 1, MPI_INT, next, kInts, 1, MPI_INT, win),
-      {"put past the end", MPI_ERR_RMA_RANGE});
+  expect_handled(MPI_Put(&value, 1, MPI_INT, next, kInts, 1, MPI_INT, win),
+                 {"put past the end", MPI_ERR_RMA_RANGE});
   expect_handled(MPI_Put(&value, 1, MPI_INT, size, 0, 1, MPI_INT, win),
                  {"put to rank size", MPI_ERR_RANK});
-  expect_handled(MPI_Accumulate(&value, 1, MPI_INT, size, 0, 1, MPI_INT,
-                                MPI_SUM, win),
-                 {"accumulate to rank size", MPI_ERR_RANK});
   expect_handled(
-      MPI_Get(&got, 1, MPI_INT, next, -1, 1, MPI_INT, win),
-      {"get at a negative displacement", MPI_ERR_DISP});
+      MPI_Accumulate(&value, 1, MPI_INT, size, 0, 1, MPI_INT, MPI_SUM, win),
+      {"accumulate to rank size", MPI_ERR_RANK});
+  expect_handled(MPI_Get(&got, 1, MPI_INT, next, -1, 1, MPI_INT, win),
+                 {"get at a negative displacement", MPI_ERR_DISP});
   // A correct call does not reach the handler.
   EXPECT_EQ(MPI_Put(&value, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win),
             MPI_SUCCESS);

@@ -92,9 +92,9 @@ TEST(ShimProgressTest, FenceWaiterServesOperationsOnIt) {
   if (origin) {
     usleep(kDawdleMicros);
     const int mine = node_rank + 1;
-    EXPECT_EQ(MPI_Accumulate(&mine, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM,
-                             w.win()),
-              MPI_SUCCESS);
+    EXPECT_EQ(
+        MPI_Accumulate(&mine, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, w.win()),
+        MPI_SUCCESS);
   }
   ASSERT_EQ(MPI_Win_fence(MPI_MODE_NOSUCCEED, w.win()), MPI_SUCCESS);
   if (node_rank == 0) {
@@ -127,8 +127,8 @@ TEST(ShimProgressTest, PscwWaiterServesOperationsOnIt) {
     if (node_rank == origin) {
       ASSERT_EQ(MPI_Win_start(target_group, 0, w.win()), MPI_SUCCESS);
       usleep(kDawdleMicros);  // the target is in MPI_Win_wait by now
-      EXPECT_EQ(MPI_Accumulate(&add, 1, MPI_INT, target, 0, 1, MPI_INT,
-                               MPI_SUM, w.win()),
+      EXPECT_EQ(MPI_Accumulate(&add, 1, MPI_INT, target, 0, 1, MPI_INT, MPI_SUM,
+                               w.win()),
                 MPI_SUCCESS);
       ASSERT_EQ(MPI_Win_complete(w.win()), MPI_SUCCESS);
     }

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <numeric>
 #include <vector>
 
 #include "tests/mpi_test_util.h"
@@ -49,11 +48,10 @@ class SharedWindows : public testing::Environment {
   void SetUp() override {
     // Room for every user: at most 256 ints, or two per rank, or 4 + size
     // int64s.
-    ints = new AllocWindow(
-        std::max(kSharedInts, 2 * Size() + 2) * sizeof(int), sizeof(int));
+    ints = new AllocWindow(std::max(kSharedInts, 2 * Size() + 2) * sizeof(int),
+                           sizeof(int));
     int64s = new AllocWindow(
-        std::max(kSharedInt64s, 4 + Size()) * sizeof(int64_t),
-        sizeof(int64_t));
+        std::max(kSharedInt64s, 4 + Size()) * sizeof(int64_t), sizeof(int64_t));
   }
   void TearDown() override {
     delete ints;
@@ -122,9 +120,9 @@ TEST(ShimSyncTest, SharedLocksAreHeldTogether) {
   for (int target : {0, size - 1}) {
     ASSERT_EQ(MPI_Win_lock(MPI_LOCK_SHARED, target, 0, w.win()), MPI_SUCCESS);
     std::vector<int> got(kInts, -1);
-    EXPECT_EQ(MPI_Get(got.data(), kInts, MPI_INT, target, 0, kInts, MPI_INT,
-                      w.win()),
-              MPI_SUCCESS);
+    EXPECT_EQ(
+        MPI_Get(got.data(), kInts, MPI_INT, target, 0, kInts, MPI_INT, w.win()),
+        MPI_SUCCESS);
     MPI_Win_flush(target, w.win());
     for (int i = 0; i < kInts; ++i) EXPECT_EQ(got[i], target * 1000 + i);
     MPI_Request barrier;
@@ -159,9 +157,9 @@ TEST(ShimSyncTest, FlushThenNotifyMakesPutsVisible) {
     } else {
       MPI_Win_lock_all(0, w.win());
     }
-    EXPECT_EQ(MPI_Put(data.data(), kInts, MPI_INT, next, 0, kInts, MPI_INT,
-                      w.win()),
-              MPI_SUCCESS);
+    EXPECT_EQ(
+        MPI_Put(data.data(), kInts, MPI_INT, next, 0, kInts, MPI_INT, w.win()),
+        MPI_SUCCESS);
     if (variant == kLockAllFlushAll) {
       MPI_Win_flush_all(w.win());
     } else {
@@ -207,14 +205,12 @@ TEST(ShimSyncTest, NoCheckEpochsMoveData) {
   MPI_Barrier(MPI_COMM_WORLD);
   const int a = rank * 10 + 1, b = rank * 10 + 2;
   ASSERT_EQ(MPI_Win_lock_all(MPI_MODE_NOCHECK, w.win()), MPI_SUCCESS);
-  EXPECT_EQ(MPI_Put(&a, 1, MPI_INT, next, 0, 1, MPI_INT, w.win()),
-            MPI_SUCCESS);
+  EXPECT_EQ(MPI_Put(&a, 1, MPI_INT, next, 0, 1, MPI_INT, w.win()), MPI_SUCCESS);
   ASSERT_EQ(MPI_Win_unlock_all(w.win()), MPI_SUCCESS);
   // Each target is written by exactly one origin, so no lock can conflict.
   ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, next, MPI_MODE_NOCHECK, w.win()),
             MPI_SUCCESS);
-  EXPECT_EQ(MPI_Put(&b, 1, MPI_INT, next, 1, 1, MPI_INT, w.win()),
-            MPI_SUCCESS);
+  EXPECT_EQ(MPI_Put(&b, 1, MPI_INT, next, 1, 1, MPI_INT, w.win()), MPI_SUCCESS);
   ASSERT_EQ(MPI_Win_unlock(next, w.win()), MPI_SUCCESS);
   MPI_Barrier(MPI_COMM_WORLD);
   EXPECT_EQ(mem[0], prev * 10 + 1);
@@ -304,8 +300,7 @@ TEST(ShimSyncTest, LockAllAndExclusiveLocksExcludeEachOther) {
     ASSERT_EQ(MPI_Win_unlock(target, w.win()), MPI_SUCCESS);
   } else {
     int token = 0;
-    MPI_Recv(&token, 1, MPI_INT, writer, 1, MPI_COMM_WORLD,
-             MPI_STATUS_IGNORE);
+    MPI_Recv(&token, 1, MPI_INT, writer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     int pair[2] = {-1, -2};
     ASSERT_EQ(MPI_Win_lock_all(0, w.win()), MPI_SUCCESS);
     MPI_Get(pair, 2, MPI_INT, target, 0, 2, MPI_INT, w.win());
@@ -368,9 +363,9 @@ TEST(ShimSyncTest, FenceEpochsMoveData) {
       const int value = epoch * 1000 + rank * 10 + t;
       EXPECT_EQ(MPI_Put(&value, 1, MPI_INT, t, rank, 1, MPI_INT, w.win()),
                 MPI_SUCCESS);
-      EXPECT_EQ(MPI_Get(&got[t], 1, MPI_INT, t, size + rank, 1, MPI_INT,
-                        w.win()),
-                MPI_SUCCESS);
+      EXPECT_EQ(
+          MPI_Get(&got[t], 1, MPI_INT, t, size + rank, 1, MPI_INT, w.win()),
+          MPI_SUCCESS);
     }
     const bool last = epoch == kEpochs - 1;
     ASSERT_EQ(MPI_Win_fence(last ? MPI_MODE_NOSUCCEED : 0, w.win()),
@@ -432,9 +427,9 @@ void PscwRing(MPI_Comm comm) {
     ASSERT_EQ(MPI_Win_start(to_group, 0, w.win()), MPI_SUCCESS);
     std::vector<int> data(kInts), got(kInts, -2);
     for (int i = 0; i < kInts; ++i) data[i] = (round * 100 + rank) * 7 + i;
-    EXPECT_EQ(MPI_Put(data.data(), kInts, MPI_INT, next, 0, kInts, MPI_INT,
-                      w.win()),
-              MPI_SUCCESS);
+    EXPECT_EQ(
+        MPI_Put(data.data(), kInts, MPI_INT, next, 0, kInts, MPI_INT, w.win()),
+        MPI_SUCCESS);
     EXPECT_EQ(MPI_Get(got.data(), kInts, MPI_INT, next, kInts, kInts, MPI_INT,
                       w.win()),
               MPI_SUCCESS);
@@ -496,9 +491,9 @@ TEST(ShimSyncTest, PassedThroughOpsMixWithDirectOpsInALockEpoch) {
               MPI_SUCCESS);
     const int64_t one = 1, mine = rank + 1;
     int64_t old = -1;
-    EXPECT_EQ(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, target, 0, MPI_SUM,
-                               w.win()),
-              MPI_SUCCESS);
+    EXPECT_EQ(
+        MPI_Fetch_and_op(&one, &old, MPI_INT64_T, target, 0, MPI_SUM, w.win()),
+        MPI_SUCCESS);
     EXPECT_EQ(MPI_Accumulate(&mine, 1, MPI_INT64_T, target, 1, 1, MPI_INT64_T,
                              MPI_SUM, w.win()),
               MPI_SUCCESS);
@@ -506,8 +501,7 @@ TEST(ShimSyncTest, PassedThroughOpsMixWithDirectOpsInALockEpoch) {
     fetched.push_back(old);
     // A direct get sees the accumulate's result; the lock keeps it stable.
     int64_t sum = -1;
-    EXPECT_EQ(MPI_Get(&sum, 1, MPI_INT64_T, target, 1, 1, MPI_INT64_T,
-                      w.win()),
+    EXPECT_EQ(MPI_Get(&sum, 1, MPI_INT64_T, target, 1, 1, MPI_INT64_T, w.win()),
               MPI_SUCCESS);
     MPI_Win_flush(target, w.win());
     // CAS from what a direct get read: under the lock it must succeed.
@@ -537,8 +531,8 @@ TEST(ShimSyncTest, PassedThroughOpsMixWithDirectOpsInALockEpoch) {
     // Rput a stamp, flush, and read it back directly.
     const int64_t stamp = (round + 1) * 1000 + rank;
     MPI_Request rput;
-    EXPECT_EQ(MPI_Rput(&stamp, 1, MPI_INT64_T, target, 4 + rank, 1,
-                       MPI_INT64_T, w.win(), &rput),
+    EXPECT_EQ(MPI_Rput(&stamp, 1, MPI_INT64_T, target, 4 + rank, 1, MPI_INT64_T,
+                       w.win(), &rput),
               MPI_SUCCESS);
     MPI_Wait(&rput, MPI_STATUS_IGNORE);
     MPI_Win_flush(target, w.win());
@@ -605,8 +599,8 @@ TEST(ShimSyncTest, CompareAndSwapSpinlockGuardsPutAndGet) {
     MPI_Win_flush(owner, w.win());
     // Release atomically; the old value must still be ours.
     int64_t released = -1;
-    MPI_Fetch_and_op(&free_word, &released, MPI_INT64_T, owner, 0,
-                     MPI_REPLACE, w.win());
+    MPI_Fetch_and_op(&free_word, &released, MPI_INT64_T, owner, 0, MPI_REPLACE,
+                     w.win());
     MPI_Win_flush(owner, w.win());
     EXPECT_EQ(released, mine) << "someone else held the lock";
   }
@@ -634,13 +628,13 @@ TEST(ShimSyncTest, PassedThroughOpsMixWithDirectOpsInALockAllEpoch) {
   std::vector<int64_t> before(size, -1);
   for (int t = 0; t < size; ++t) {
     const int64_t add = rank + 1, stamp = rank * 100 + t;
-    EXPECT_EQ(MPI_Get_accumulate(&add, 1, MPI_INT64_T, &before[t], 1,
-                                 MPI_INT64_T, t, 0, 1, MPI_INT64_T, MPI_SUM,
-                                 w.win()),
-              MPI_SUCCESS);
-    EXPECT_EQ(MPI_Put(&stamp, 1, MPI_INT64_T, t, 1 + rank, 1, MPI_INT64_T,
-                      w.win()),
-              MPI_SUCCESS);
+    EXPECT_EQ(
+        MPI_Get_accumulate(&add, 1, MPI_INT64_T, &before[t], 1, MPI_INT64_T, t,
+                           0, 1, MPI_INT64_T, MPI_SUM, w.win()),
+        MPI_SUCCESS);
+    EXPECT_EQ(
+        MPI_Put(&stamp, 1, MPI_INT64_T, t, 1 + rank, 1, MPI_INT64_T, w.win()),
+        MPI_SUCCESS);
     MPI_Request req;
     EXPECT_EQ(MPI_Raccumulate(&add, 1, MPI_INT64_T, t, 0, 1, MPI_INT64_T,
                               MPI_SUM, w.win(), &req),
@@ -676,9 +670,9 @@ TEST(ShimSyncTest, FenceWithDirectPutsAndAccumulates) {
       const int stamp = epoch * 100 + rank, inc = rank + 1;
       EXPECT_EQ(MPI_Put(&stamp, 1, MPI_INT, t, 1 + rank, 1, MPI_INT, w.win()),
                 MPI_SUCCESS);
-      EXPECT_EQ(MPI_Accumulate(&inc, 1, MPI_INT, t, 0, 1, MPI_INT, MPI_SUM,
-                               w.win()),
-                MPI_SUCCESS);
+      EXPECT_EQ(
+          MPI_Accumulate(&inc, 1, MPI_INT, t, 0, 1, MPI_INT, MPI_SUM, w.win()),
+          MPI_SUCCESS);
     }
     ASSERT_EQ(MPI_Win_fence(0, w.win()), MPI_SUCCESS);
     EXPECT_EQ(mem[0], epoch * size * (size + 1) / 2) << "epoch " << epoch;

@@ -16,10 +16,10 @@ namespace {
 
 using rmashim_test::AllocWindow;
 using rmashim_test::IsManaged;
+using rmashim_test::NodeLocalRanks;
 using rmashim_test::OptOutInfo;
 using rmashim_test::PatternByte;
 using rmashim_test::Rank;
-using rmashim_test::NodeLocalRanks;
 using rmashim_test::ScopedComm;
 using rmashim_test::ScopedInfo;
 using rmashim_test::Size;
@@ -64,8 +64,7 @@ void ExpectAllToAllPutGet(MPI_Win win, int* local,
   const int rank = Rank(comm), size = Size(comm);
   const int salt = 17;
   auto disp = [&](int t, int slot) -> MPI_Aint {
-    return dynamic_base.empty() ? slot
-                                : dynamic_base[t] + slot * sizeof(int);
+    return dynamic_base.empty() ? slot : dynamic_base[t] + slot * sizeof(int);
   };
   for (int i = 0; i < size; ++i) local[i] = -1;
   MPI_Barrier(comm);
@@ -384,9 +383,9 @@ TEST(ShimWindowTest, SharedQueryMapsNodeLocalPeersOnly) {
   MPI_Aint qsize = -1;
   int qunit = 0;
   std::byte* first = nullptr;
-  EXPECT_EQ(MPI_Win_shared_query(w.win(), MPI_PROC_NULL, &qsize, &qunit,
-                                 &first),
-            MPI_SUCCESS);
+  EXPECT_EQ(
+      MPI_Win_shared_query(w.win(), MPI_PROC_NULL, &qsize, &qunit, &first),
+      MPI_SUCCESS);
   EXPECT_EQ(qsize, bytes_of(first_local));
   if (first != nullptr) {
     EXPECT_EQ(first[0], PatternByte(first_local, 0));
@@ -532,8 +531,8 @@ TEST(ShimWindowTest, ManyWindowsFreedOutOfOrder) {
   std::vector<std::unique_ptr<AllocWindow>> wins;
   auto ints_of = [](int i) { return 2 + i % 5; };
   auto create = [&](int i) {
-    wins.push_back(std::make_unique<AllocWindow>(ints_of(i) * sizeof(int),
-                                                 sizeof(int)));
+    wins.push_back(
+        std::make_unique<AllocWindow>(ints_of(i) * sizeof(int), sizeof(int)));
     AllocWindow& w = *wins.back();
     ASSERT_EQ(w.rc(), MPI_SUCCESS);
     EXPECT_TRUE(IsManaged(w.win())) << "window " << i;
