@@ -6,9 +6,11 @@
 #   scripts/fuzz_soak.sh [--minutes M | --seeds N] [--start SEED]
 #       [--ranks 2,3,4] [--layout node,oddeven] [--ops N] [--quick]
 #       [--minimize SECONDS] [--timeout SECONDS] [--exclude FEATURES]
+#       [--batch K]
 #
 # Seeds run in sequence from --start (default: derived from the time, and
-# printed); (ranks, layout) rotate through the given lists. Everything lives
+# printed), K per MPI job (--batch, default 5; a differing batch is rerun
+# seed by seed); (ranks, layout) rotate per batch. Everything lives
 # in a private temporary directory, with private copies of the binaries, so
 # several soaks may run at once (give them different --start values) while
 # Bazel rebuilds. Exit status: 0 no difference, 1 the shim differs from
@@ -17,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 minutes="" max_seeds="" start="" ranks_list=2,3,4 layouts=node,oddeven ops=""
-minimize=300 timeout=60 exclude=""
+minimize=300 timeout=60 exclude="" batch=5
 usage() {
   sed -n '2,16p' "$0" >&2
   exit 64
@@ -34,6 +36,7 @@ while [[ $# -gt 0 ]]; do
     --minimize) minimize=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
     --exclude) exclude=$2; shift 2 ;;
+    --batch) batch=$2; shift 2 ;;
     *) usage ;;
   esac
 done
@@ -43,7 +46,8 @@ start=${start:-$(( $(date +%s) % 100000 * 10000 ))}
 bazel build //tests/fuzz:rma_fuzz //shim:librmashim.so >&2
 work=$(mktemp -d "${TMPDIR:-/tmp}/fuzz_soak.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-cp bazel-bin/tests/fuzz/rma_fuzz bazel-bin/shim/librmashim.so tests/run_mpi.sh "$work/"
+cp bazel-bin/tests/fuzz/rma_fuzz bazel-bin/shim/librmashim.so tests/run_mpi.sh \
+   tests/fuzz/fuzz_diff.sh "$work/"
 chmod u+w "$work"/*
 
 configs=()
@@ -58,38 +62,43 @@ echo "fuzz soak: seeds from $start, configs: ${configs[*]/%/;}" \
 tty=0
 [[ -t 1 ]] && tty=1
 seed=$start
-count=0
+count=0 batches=0
 while true; do
   [[ -n "$max_seeds" && $count -ge $max_seeds ]] && break
   [[ -n "$deadline" && $SECONDS -ge $deadline ]] && break
-  read -r n l <<<"${configs[count % ${#configs[@]}]}"
+  read -r n l <<<"${configs[batches % ${#configs[@]}]}"
+  k=$batch
+  [[ -n "$max_seeds" ]] && (( k > max_seeds - count )) && k=$((max_seeds - count))
+  last=$((seed + k - 1))
   args=(--runner "$work/run_mpi.sh" --shim "$work/librmashim.so"
-        --program "$work/rma_fuzz" --ranks "$n" --layout "$l" --seeds "$seed"
-        --timeout "$timeout" --minimize "$minimize" --quiet)
+        --program "$work/rma_fuzz" --ranks "$n" --layout "$l"
+        --seeds "$seed-$last" --batch "$k" --timeout "$timeout"
+        --minimize "$minimize" --quiet)
   [[ -n "$ops" ]] && args+=(--ops "$ops")
   [[ -n "$exclude" ]] && args+=(--exclude "$exclude")
   set +e
-  tests/fuzz/fuzz_diff.sh "${args[@]}"
+  "$work/fuzz_diff.sh" "${args[@]}"
   rc=$?
   set -e
-  count=$((count + 1))
   if [[ $rc -ne 0 ]]; then
     [[ $tty -eq 1 ]] && echo
-    echo "fuzz soak: FAILED at seed $seed ($n ranks, $l) after $count seeds" \
-         "(${SECONDS} s); again with:"
+    echo "fuzz soak: FAILED in seeds $seed..$last ($n ranks, $l) after $count" \
+         "identical seeds (${SECONDS} s); the seed is named above; again with:"
     echo "  tests/fuzz/fuzz_diff.sh --runner tests/run_mpi.sh" \
          "--shim bazel-bin/shim/librmashim.so --program bazel-bin/tests/fuzz/rma_fuzz" \
-         "--ranks $n --layout $l --seeds $seed${ops:+ --ops $ops}${exclude:+ --exclude $exclude}"
+         "--ranks $n --layout $l --seeds SEED${ops:+ --ops $ops}${exclude:+ --exclude $exclude}"
     exit "$rc"
   fi
+  count=$((count + k))
+  batches=$((batches + 1))
   line=$(printf 'fuzz soak: %d seeds identical (last %d: %d ranks, %s), %d s' \
-         "$count" "$seed" "$n" "$l" "$SECONDS")
+         "$count" "$last" "$n" "$l" "$SECONDS")
   if [[ $tty -eq 1 ]]; then
     printf '\r%s ' "$line"
-  elif (( count % 25 == 0 )); then
+  elif (( batches % 10 == 0 )); then
     echo "$line"
   fi
-  seed=$((seed + 1))
+  seed=$((last + 1))
 done
 [[ $tty -eq 1 ]] && echo
 echo "fuzz soak: done, $count seeds ($start..$((seed - 1))) identical in ${SECONDS} s"

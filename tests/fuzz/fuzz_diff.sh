@@ -8,7 +8,10 @@
 #   fuzz_diff.sh --runner tests/run_mpi.sh --shim librmashim.so \
 #       --program rma_fuzz --ranks N --layout node|oddeven|cliques2 \
 #       --seeds 1-5,9 [--ops N] [--minimize SECONDS] [--timeout SECONDS]
-#       [--tries N] [--exclude FEATURES] [--quiet]
+#       [--tries N] [--exclude FEATURES] [--batch K] [--quiet]
+#
+# --batch K runs up to K consecutive seeds in one MPI job (rma_fuzz --count)
+# to save start-up time; a batch that differs is rerun seed by seed.
 #
 # Exit: 0 all identical; 1 the shim differs from native (a finding);
 # 2 native MPICH itself failed (an invalid program or an MPICH bug: a
@@ -16,7 +19,7 @@
 set -uo pipefail
 
 runner="" shim="" program="" ranks=2 layout=node seeds="" ops="" budget=120
-timeout=60 quiet=0 tries=2 exclude=""
+timeout=60 quiet=0 tries=2 exclude="" batch=1
 usage() {
   sed -n '2,15p' "$0" >&2
   exit 64
@@ -34,6 +37,7 @@ while [[ $# -gt 0 ]]; do
     --timeout) timeout=$2; shift 2 ;;
     --tries) tries=$2; shift 2 ;;
     --exclude) exclude=$2; shift 2 ;;
+    --batch) batch=$2; shift 2 ;;
     --quiet) quiet=1; shift ;;
     *) usage ;;
   esac
@@ -95,6 +99,7 @@ still_fails() {
   [[ -n "$1" ]] && extra+=(--keep-phases "$1")
   [[ -n "$2" ]] && extra+=(--drop-ops "$2")
   for (( try = 0; try < tries; ++try )); do
+    (( try == 0 || SECONDS < deadline )) || break
     run_pair "$seed" "${extra[@]}"
     [[ $verdict == differ ]] && return 0
   done
@@ -192,15 +197,46 @@ report_failure() {
   echo "=================================================================="
 }
 
-count=0
-for seed in $(expand "$seeds"); do
+all_seeds=($(expand "$seeds"))
+count=0 i=0
+while (( i < ${#all_seeds[@]} )); do
+  # Up to $batch consecutive seeds in one job.
+  first=${all_seeds[i]} k=1
+  while (( k < batch && i + k < ${#all_seeds[@]} )) &&
+        [[ ${all_seeds[i + k]} -eq $((first + k)) ]]; do
+    k=$((k + 1))
+  done
   start=$SECONDS
-  run_pair "$seed"
-  count=$((count + 1))
+  seed=$first
+  export MPIEXEC_TIMEOUT=$((timeout * k + 15))
+  if (( k > 1 )); then run_pair "$first" --count "$k"; else run_pair "$first"; fi
+  export MPIEXEC_TIMEOUT=$((timeout + 15))
+  if [[ $verdict != same && $k -gt 1 ]]; then
+    # Find the seed on its own.
+    cp "$work/native.out" "$work/batch_native.out"
+    cp "$work/shim.out" "$work/batch_shim.out"
+    for (( j = 0; j < k; ++j )); do
+      seed=$((first + j))
+      run_pair "$seed"
+      [[ $verdict != same ]] && break
+    done
+    if [[ $verdict == same ]]; then
+      echo "FUZZ MISMATCH only when seeds $first..$((first + k - 1)) run in one" \
+           "job ($ranks ranks, layout $layout); rerun with --batch $k:"
+      diff "$work/batch_native.out" "$work/batch_shim.out" | cut -c1-400 | head -40
+      exit 1
+    fi
+  fi
+  count=$((count + k))
   case $verdict in
     same)
-      [[ $quiet -eq 1 ]] ||
-        echo "seed $seed: identical ($(head -1 "$work/native.out" | cut -d' ' -f6-), $((SECONDS - start)) s)"
+      if [[ $quiet -eq 0 ]]; then
+        if (( k > 1 )); then
+          echo "seeds $first..$((first + k - 1)): identical ($((SECONDS - start)) s)"
+        else
+          echo "seed $first: identical ($(head -1 "$work/native.out" | cut -d' ' -f6-), $((SECONDS - start)) s)"
+        fi
+      fi
       ;;
     differ)
       report_failure MISMATCH
@@ -211,6 +247,7 @@ for seed in $(expand "$seeds"); do
       exit 2
       ;;
   esac
+  i=$((i + k))
 done
 [[ $quiet -eq 1 ]] || echo "all $count seeds identical ($ranks ranks, layout $layout)"
 exit 0

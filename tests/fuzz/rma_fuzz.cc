@@ -7,7 +7,7 @@
 //
 //   rma_fuzz --seed S [--ops N] [--keep-phases 0-3,7] [--drop-ops 5,9-12]
 //            [--exclude win_test,fop_pairs] [--print] [--dump]
-//            [--timeout SECONDS]
+//            [--count K] [--timeout SECONDS]
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
@@ -35,6 +35,7 @@ struct Options {
   bool print = false;
   bool dump = false;
   int timeout = 100;
+  int count = 1;
 };
 
 bool ParseList(const char* s, std::set<int>* out) {
@@ -83,6 +84,8 @@ bool ParseArgs(int argc, char** argv, Options* o) {
         if (!f.empty()) o->gen.exclude.insert(f);
         pos = end + 1;
       }
+    } else if (a == "--count" && has_value) {
+      o->count = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--timeout" && has_value) {
       o->timeout = std::atoi(argv[++i]);
     } else if (a == "--print") {
@@ -748,19 +751,24 @@ int Main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: rma_fuzz --seed S [--ops N] [--keep-phases LIST] "
                    "[--drop-ops LIST] [--exclude FEATURES] [--print] [--dump] "
-                   "[--timeout SECONDS]\n");
+                   "[--count K] [--timeout SECONDS]\n");
     }
     MPI_Finalize();
     return 2;
   }
   g_timeout = opts.timeout;
   signal(SIGALRM, OnAlarm);
-  alarm(opts.timeout);
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  {
-    SetStep("generating");
-    const Program prog = Generate(opts.gen, LearnLayout());
+  const Layout layout = LearnLayout();
+  // --count K: seeds S..S+K-1 in one MPI job, one after another (saves the
+  // start-up of K-1 jobs; each program frees everything it created).
+  for (int k = 0; k < opts.count; ++k) {
+    alarm(opts.timeout);  // per program
+    GenOptions gen = opts.gen;
+    gen.seed += k;
+    SetStep("generating seed %llu", static_cast<unsigned long long>(gen.seed));
+    const Program prog = Generate(gen, layout);
     if (opts.print) {
       if (g_rank == 0) std::fputs(Listing(prog, opts.filter).c_str(), stdout);
     } else {
@@ -769,7 +777,8 @@ int Main(int argc, char** argv) {
       SetStep("report");
       Report(exec.lines(), g_rank, size, prog, opts.dump);
     }
-  }  // datatypes are freed here, before MPI_Finalize
+  }  // datatypes are freed with each program, before MPI_Finalize
+  alarm(opts.timeout);
   SetStep("MPI_Finalize");
   MPI_Finalize();
   return 0;
