@@ -126,7 +126,11 @@ int ShmTest(ManagedWindow& w, int* flag) {
   if (!w.pscw.exposed) return MPI_ERR_RMA_SYNC;
   *flag = w.header(w.rank()).completes.load(std::memory_order_acquire) >=
           w.pscw.expected_completes;
-  if (*flag) w.pscw.exposed = false;
+  if (*flag) {
+    w.pscw.exposed = false;
+  } else {
+    DriveProgress();  // a polling target must still serve MPI operations
+  }
   return MPI_SUCCESS;
 }
 

@@ -10,6 +10,12 @@ std::atomic<void (*)()> g_spin_progress{nullptr};
 
 void SetSpinProgress(void (*progress)()) { g_spin_progress.store(progress); }
 
+void DriveProgress() {
+  if (void (*progress)() = g_spin_progress.load(std::memory_order_relaxed)) {
+    progress();
+  }
+}
+
 void Backoff::Wait() {
   constexpr uint32_t kSpinRounds = 10;  // up to 2^10 pauses before yielding
   if (round_ < kSpinRounds) {
@@ -17,9 +23,7 @@ void Backoff::Wait() {
     ++round_;
     return;
   }
-  if (void (*progress)() = g_spin_progress.load(std::memory_order_relaxed)) {
-    progress();
-  }
+  DriveProgress();
   sched_yield();
 }
 

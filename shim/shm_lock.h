@@ -53,6 +53,8 @@ class Backoff {
 
 // Called while a Backoff yields; set once at startup (nullptr: none).
 void SetSpinProgress(void (*progress)());
+// Runs that hook once (for polling calls such as MPI_Win_test).
+void DriveProgress();
 
 // The Acquire functions return true when they had to wait (contention).
 bool AcquireShared(LockWords& target);

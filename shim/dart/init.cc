@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "shim/dart/state.h"
+#include "shim/datatype.h"
 
 namespace rmashim::dart {
 namespace {
@@ -126,6 +127,7 @@ dart_ret_t Init(int* argc, char*** argv, int required) {
   PMPI_Comm_rank(s.world, &s.myid);
   PMPI_Comm_size(s.world, &s.size);
   PMPI_Comm_group(s.world, &s.world_group);
+  StartDatatypeSupport();  // the core's error-returning pack communicator
   // Node-local peers may read and write registered memory with cross-memory
   // attach even under Yama's ptrace restrictions.
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
@@ -188,6 +190,7 @@ dart_ret_t dart_exit(void) {
   for (dart_group_t g : s.groups) delete g;
   s.groups.clear();
   s.locality.clear();
+  StopDatatypeSupport();
   PMPI_Group_free(&s.world_group);
   PMPI_Comm_free(&s.world);
   s.initialized = false;
