@@ -190,7 +190,7 @@ dart_ret_t dart_exit(void) {
   for (dart_group_t g : s.groups) delete g;
   s.groups.clear();
   s.locality.clear();
-  StopDatatypeSupport();
+  rmashim::StopDatatypeSupport();
   PMPI_Group_free(&s.world_group);
   PMPI_Comm_free(&s.world);
   s.initialized = false;
