@@ -57,7 +57,7 @@ class Counter {
 
 class DartAtomic : public testing::TestWithParam<bool> {
  protected:
-  const int kIncrements = Rounds(500, 60);
+  const int kIncrements = Rounds(500, 40);
 };
 
 TEST_P(DartAtomic, FetchAndAddCountsEveryIncrement) {

@@ -56,7 +56,7 @@ TEST(DartLock, NoLostUpdates) {
   dart_lock_t lock;
   ASSERT_EQ(DART_OK, dart_team_lock_init(DART_TEAM_ALL, &lock));
   const dart_gptr_t counter = At(ZeroedCounters(DART_TEAM_ALL, 1), 0);
-  const int rounds = Rounds(300, 30);
+  const int rounds = Rounds(300, 20);
   IncrementUnderLock(lock, counter, rounds);
   dart_barrier(DART_TEAM_ALL);
   EXPECT_EQ(int64_t{rounds} * Size(), Read(counter));

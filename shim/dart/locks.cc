@@ -9,6 +9,8 @@
 // shared-memory window and every step is a CPU atomic (truly one-sided, no
 // messages). On a team spanning nodes every step is an MPI atomic on the
 // window, including polling the own flag (which also makes MPI progress).
+// The words of 64 locks of a team share one window, so dart_team_lock_init
+// is a barrier, not a window creation, most of the time.
 #include <atomic>
 
 #include "shim/dart/state.h"
@@ -16,12 +18,11 @@
 
 struct dart_lock_struct {
   dart_team_t team = DART_TEAM_NULL;
-  std::unique_ptr<rmashim::ManagedWindow> window;
-  MPI_Win rma_win = MPI_WIN_NULL;
-  bool locked_all = false;
-  bool shm = false;  // CPU atomics on mapped words
-  int me = 0;        // team unit
-  int tail = 0;      // team unit holding the tail word
+  rmashim::dart::LockBlock* block = nullptr;
+  int slot = 0;       // in the team's lock slots
+  MPI_Aint base = 0;  // byte offset of this lock's words in every unit
+  int me = 0;         // team unit
+  int tail = 0;       // team unit holding the tail word
   bool held = false;
 };
 
@@ -33,63 +34,66 @@ constexpr MPI_Aint kTail = 0;
 constexpr MPI_Aint kNext = 64;
 constexpr MPI_Aint kFlag = 128;
 constexpr MPI_Aint kBytes = 192;
+constexpr int kLocksPerBlock = 64;
 constexpr int64_t kNobody = -1;
 
 class Words {
  public:
-  explicit Words(dart_lock_struct& l) : l_(l) {}
+  explicit Words(const dart_lock_struct& l) : b_(*l.block), base_(l.base) {}
 
   int64_t Swap(int unit, MPI_Aint word, int64_t value) {
-    if (l_.shm)
+    if (b_.shm) {
       return Ref(unit, word).exchange(value, std::memory_order_acq_rel);
+    }
     int64_t old = 0;
-    PMPI_Fetch_and_op(&value, &old, MPI_INT64_T, unit, word, MPI_REPLACE,
-                      l_.rma_win);
-    PMPI_Win_flush(unit, l_.rma_win);
+    PMPI_Fetch_and_op(&value, &old, MPI_INT64_T, unit, base_ + word,
+                      MPI_REPLACE, b_.rma_win);
+    PMPI_Win_flush(unit, b_.rma_win);
     return old;
   }
 
   // Returns the old value; the swap happened if it equals `expected`.
   int64_t CompareSwap(int unit, MPI_Aint word, int64_t expected,
                       int64_t desired) {
-    if (l_.shm) {
+    if (b_.shm) {
       Ref(unit, word)
           .compare_exchange_strong(expected, desired,
                                    std::memory_order_acq_rel);
       return expected;
     }
     int64_t old = 0;
-    PMPI_Compare_and_swap(&desired, &expected, &old, MPI_INT64_T, unit, word,
-                          l_.rma_win);
-    PMPI_Win_flush(unit, l_.rma_win);
+    PMPI_Compare_and_swap(&desired, &expected, &old, MPI_INT64_T, unit,
+                          base_ + word, b_.rma_win);
+    PMPI_Win_flush(unit, b_.rma_win);
     return old;
   }
 
   void Store(int unit, MPI_Aint word, int64_t value) {
-    if (l_.shm) {
+    if (b_.shm) {
       Ref(unit, word).store(value, std::memory_order_release);
       return;
     }
-    PMPI_Accumulate(&value, 1, MPI_INT64_T, unit, word, 1, MPI_INT64_T,
-                    MPI_REPLACE, l_.rma_win);
-    PMPI_Win_flush(unit, l_.rma_win);
+    PMPI_Accumulate(&value, 1, MPI_INT64_T, unit, base_ + word, 1, MPI_INT64_T,
+                    MPI_REPLACE, b_.rma_win);
+    PMPI_Win_flush(unit, b_.rma_win);
   }
 
   int64_t Load(int unit, MPI_Aint word) {
-    if (l_.shm) return Ref(unit, word).load(std::memory_order_acquire);
+    if (b_.shm) return Ref(unit, word).load(std::memory_order_acquire);
     int64_t value = 0;
-    PMPI_Fetch_and_op(&value, &value, MPI_INT64_T, unit, word, MPI_NO_OP,
-                      l_.rma_win);
-    PMPI_Win_flush(unit, l_.rma_win);
+    PMPI_Fetch_and_op(&value, &value, MPI_INT64_T, unit, base_ + word,
+                      MPI_NO_OP, b_.rma_win);
+    PMPI_Win_flush(unit, b_.rma_win);
     return value;
   }
 
  private:
   std::atomic_ref<int64_t> Ref(int unit, MPI_Aint word) {
-    return std::atomic_ref<int64_t>(
-        *reinterpret_cast<int64_t*>(l_.window->target(unit).base + word));
+    return std::atomic_ref<int64_t>(*reinterpret_cast<int64_t*>(
+        b_.window->target(unit).base + base_ + word));
   }
-  dart_lock_struct& l_;
+  LockBlock& b_;
+  MPI_Aint base_;
 };
 
 bool ValidLock(dart_lock_t lock) {
@@ -102,15 +106,47 @@ void ResetNode(Words& words, int me) {
   words.Store(me, kFlag, 0);
 }
 
+// Collective over the team: a window with room for kLocksPerBlock more
+// locks.
+dart_ret_t AddLockBlock(Team& team) {
+  auto block = std::make_unique<LockBlock>();
+  ManagedWindow* w = nullptr;
+  void* base = nullptr;
+  if (ManagedWindow::Allocate(kBytes * kLocksPerBlock, 1, MPI_INFO_NULL,
+                              team.comm, &base, &w) != MPI_SUCCESS) {
+    return DART_ERR_OTHER;
+  }
+  block->window.reset(w);
+  block->shm = w->locks_in_shm();
+  if (w->internal_win() != MPI_WIN_NULL) {
+    block->rma_win = w->internal_win();
+  } else {
+    block->rma_win = w->app_win();
+    PMPI_Win_set_errhandler(block->rma_win, MPI_ERRORS_RETURN);
+    PMPI_Win_lock_all(MPI_MODE_NOCHECK, block->rma_win);
+    block->locked_all = true;
+  }
+  const int first = static_cast<int>(team.lock_blocks.size()) * kLocksPerBlock;
+  for (int i = 0; i < kLocksPerBlock; ++i)
+    team.free_lock_slots.insert(first + i);
+  team.lock_blocks.push_back(std::move(block));
+  return DART_OK;
+}
+
 }  // namespace
+
+LockBlock::~LockBlock() {
+  if (locked_all) PMPI_Win_unlock_all(rma_win);
+  window.reset();  // collective
+}
 
 void DestroyLock(dart_lock_t lock) {
   if (Team* team = FindTeam(lock->team)) {
     std::erase(team->locks, lock);
+    team->free_lock_slots.insert(lock->slot);
   }
   g_dart.locks.erase(lock);
-  if (lock->locked_all) PMPI_Win_unlock_all(lock->rma_win);
-  delete lock;  // collective: frees the window
+  delete lock;
 }
 
 }  // namespace rmashim::dart
@@ -125,31 +161,21 @@ dart_ret_t dart_team_lock_init(dart_team_t teamid, dart_lock_t* lock) {
   Team* team = FindTeam(teamid);
   if (team == nullptr) return DART_ERR_INVAL;
   if (!AllAgree(team->comm, lock != nullptr)) return DART_ERR_INVAL;
+  if (team->free_lock_slots.empty()) {
+    if (dart_ret_t rc = AddLockBlock(*team)) return rc;
+  }
   auto l = std::make_unique<dart_lock_struct>();
   l->team = teamid;
+  l->slot = *team->free_lock_slots.begin();
+  team->free_lock_slots.erase(team->free_lock_slots.begin());
+  l->block = team->lock_blocks[l->slot / kLocksPerBlock].get();
+  l->base = (l->slot % kLocksPerBlock) * kBytes;
   l->me = team->myid;
   // Spread the tails of a team's locks over its units.
   l->tail = team->locks_created++ % team->size;
-  ManagedWindow* w = nullptr;
-  void* base = nullptr;
-  if (ManagedWindow::Allocate(kBytes, 1, MPI_INFO_NULL, team->comm, &base,
-                              &w) != MPI_SUCCESS) {
-    return DART_ERR_OTHER;
-  }
-  l->window.reset(w);
-  l->shm = w->locks_in_shm();
-  if (w->internal_win() != MPI_WIN_NULL) {
-    l->rma_win = w->internal_win();
-  } else {
-    l->rma_win = w->app_win();
-    PMPI_Win_set_errhandler(l->rma_win, MPI_ERRORS_RETURN);
-    PMPI_Win_lock_all(MPI_MODE_NOCHECK, l->rma_win);
-    l->locked_all = true;
-  }
-  auto* words = static_cast<int64_t*>(base);
-  words[kTail / 8] = kNobody;
-  words[kNext / 8] = kNobody;
-  words[kFlag / 8] = 0;
+  Words words(*l);
+  words.Store(l->me, kTail, kNobody);
+  ResetNode(words, l->me);
   PMPI_Barrier(team->comm);  // initialized everywhere before first use
   *lock = l.release();
   g_dart.locks.insert(*lock);
@@ -160,6 +186,8 @@ dart_ret_t dart_team_lock_init(dart_team_t teamid, dart_lock_t* lock) {
 dart_ret_t dart_team_lock_destroy(dart_lock_t* lock) {
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
   if (lock == nullptr || !ValidLock(*lock)) return DART_ERR_INVAL;
+  // Nobody uses the lock any more before its words are handed out again.
+  if (Team* team = FindTeam((*lock)->team)) PMPI_Barrier(team->comm);
   DestroyLock(*lock);
   *lock = nullptr;
   return DART_OK;

@@ -70,6 +70,8 @@ bool AllAgree(MPI_Comm comm, bool ok) {
 void ReleaseTeamResources(Team& team) {
   // Same order on every member: locks by creation, then segments by id.
   while (!team.locks.empty()) DestroyLock(team.locks.front());
+  team.lock_blocks.clear();  // collective: frees the lock windows
+  team.free_lock_slots.clear();
   for (auto& s : team.allocated) s.reset();
   for (auto& s : team.registered) s.reset();
   team.allocated.clear();

@@ -86,6 +86,19 @@ class IdPool {
   std::set<int> free_;
 };
 
+// Queue words of a team's locks (locks.cc).
+struct LockBlock {
+  LockBlock() = default;
+  LockBlock(const LockBlock&) = delete;
+  LockBlock& operator=(const LockBlock&) = delete;
+  ~LockBlock();  // collective over the team
+
+  std::unique_ptr<ManagedWindow> window;
+  MPI_Win rma_win = MPI_WIN_NULL;  // MPI atomics go here
+  bool locked_all = false;         // DART opened rma_win's lock_all epoch
+  bool shm = false;                // every unit node-local: CPU atomics
+};
+
 struct Team {
   Team() = default;
   Team(const Team&) = delete;
@@ -101,7 +114,13 @@ struct Team {
   std::vector<std::unique_ptr<Segment>> registered;  // index -segid
   IdPool allocated_ids, registered_ids;
   int locks_created = 0;
-  std::vector<dart_lock_t> locks;              // creation order
+  std::vector<dart_lock_t> locks;  // live locks, creation order
+  // Windows holding the queue words of the team's locks, kLocksPerBlock
+  // locks each (creating a window per lock would make dart_team_lock_init
+  // as slow as a window creation), and the free slots (block * kLocksPerBlock
+  // + index), taken and returned in the same collective order everywhere.
+  std::vector<std::unique_ptr<LockBlock>> lock_blocks;
+  std::set<int> free_lock_slots;
   std::vector<dart_unit_locality_t> locality;  // built on first query
 
   Segment* FindSegment(int16_t segid) const {
@@ -229,7 +248,7 @@ bool AllAgree(MPI_Comm comm, bool ok);
 
 // Frees a team's locks and segments (collective over the team).
 void ReleaseTeamResources(Team& team);
-// Collective lock teardown (locks.cc).
+// Frees a lock's slot for reuse (locks.cc); not collective by itself.
 void DestroyLock(dart_lock_t lock);
 
 }  // namespace rmashim::dart
