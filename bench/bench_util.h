@@ -181,13 +181,24 @@ inline int ItersFor(double probe_s, double batch_ms) {
       std::clamp(batch_ms * 1e-3 / std::max(probe_s, 1e-9), 2.0, 1e6));
 }
 
+// The fastest of a few calls of `body`, in seconds: on a loaded machine one
+// call may wait a whole scheduler time slice, which must not shrink the
+// batches to a couple of iterations.
+template <typename Body>
+double ProbeSeconds(Body body) {
+  double best = 1e9;
+  for (int i = 0; i < 3; ++i) {
+    const double t0 = MPI_Wtime();
+    body();
+    best = std::min(best, MPI_Wtime() - t0);
+  }
+  return best;
+}
+
 // TimeUs with batches of about `batch_ms` (this rank alone).
 template <typename Body>
 double TimeLocal(double batch_ms, Body body) {
-  constexpr int kProbe = 3;
-  const double t0 = MPI_Wtime();
-  for (int i = 0; i < kProbe; ++i) body();
-  return TimeUs(ItersFor((MPI_Wtime() - t0) / kProbe, batch_ms), body);
+  return TimeUs(ItersFor(ProbeSeconds(body), batch_ms), body);
 }
 
 constexpr int kSlowestRank = -1;
@@ -199,11 +210,8 @@ constexpr int kSlowestRank = -1;
 template <typename Body>
 double TimeOnAll(MPI_Comm comm, double batch_ms, Body body,
                  int report_rank = kSlowestRank) {
-  constexpr int kProbe = 3;
   MPI_Barrier(comm);
-  const double t0 = MPI_Wtime();
-  for (int i = 0; i < kProbe; ++i) body();
-  double probe_s = (MPI_Wtime() - t0) / kProbe;
+  double probe_s = ProbeSeconds(body);
   MPI_Allreduce(MPI_IN_PLACE, &probe_s, 1, MPI_DOUBLE, MPI_MAX, comm);
   double us = TimeUs(ItersFor(probe_s, batch_ms), body);
   if (report_rank == kSlowestRank) {
@@ -219,6 +227,13 @@ double TimeOnAll(MPI_Comm comm, double batch_ms, Body body,
 inline std::string Num(double v, int precision = 3) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.*f", precision, v);
+  return buf;
+}
+
+// `digits` significant digits (rates that span many decades, like GUPS).
+inline std::string Sig(double v, int digits = 4) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.*g", digits, v);
   return buf;
 }
 

@@ -195,7 +195,7 @@ void Benchmark(const Flags& flags, Verifier& verifier) {
                             budget_s, verifier);
     out.Add({Name(kind), std::to_string(t.ranks), std::to_string(t.total()),
              std::to_string(native.updates), std::to_string(shim.updates),
-             Num(native.gups, 6), Num(shim.gups, 6), Num(floor.gups, 6),
+             Sig(native.gups), Sig(shim.gups), Sig(floor.gups),
              Ratio(shim.gups, native.gups), Ratio(floor.gups, shim.gups)});
   }
   if (Rank() == 0) out.Print(flags.csv);

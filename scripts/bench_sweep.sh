@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The whole benchmark sweep in one command: builds, runs every benchmark
+# (native MPICH and the shim side by side in each run) with a progress line
+# per step, writes CSV under results/<timestamp>/, then renders PNG plots and
+# a markdown summary there (scripts/plot_results.py).
+#
+#   scripts/bench_sweep.sh [--quick] [--publish] [--out DIR]
+#     --quick    fewer sizes, iterations and rank counts (< 2 minutes)
+#     --publish  also copy the plots and summary to bench/results/ and put
+#                the summary into README.md (between the bench-sweep markers)
+#     --out DIR  results folder (default results/<timestamp>)
+#
+# Ranks beyond the machine's cores are oversubscribed (MPICH allows it);
+# every step has a time limit, and a failed step is reported, not fatal.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=0 publish=0 out=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --quick) quick=1 ;;
+    --publish) publish=1 ;;
+    --out) out=$2; shift ;;
+    *) echo "usage: $0 [--quick] [--publish] [--out DIR]" >&2; exit 2 ;;
+  esac
+  shift
+done
+out=${out:-results/$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$out"
+
+start=$SECONDS
+quick_arg=()
+if [[ $quick -eq 1 ]]; then
+  quick_arg=(--quick)
+  gups_ranks=(1 2 4) stencil_ranks=(2 4) halo_ranks=(2 4)
+  export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-60}
+else
+  gups_ranks=(1 2 3 4) stencil_ranks=(1 2 4) halo_ranks=(2 4)
+  export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-180}
+fi
+
+# Steps: "name ranks program" (CSV goes to name.csv, stderr to name.log).
+steps=("osu_rma 2 osu_rma")
+for n in "${gups_ranks[@]}"; do steps+=("gups_${n} $n gups"); done
+for n in "${stencil_ranks[@]}"; do steps+=("stencil_${n} $n stencil"); done
+for n in "${halo_ranks[@]}"; do steps+=("halo_${n} $n halo"); done
+steps+=("overlap 2 overlap" "numa 2 numa")
+total=$((${#steps[@]} + 2))  # + build + plots
+
+progress() {  # [step/total] what (elapsed)
+  printf '[%d/%d] %-34s elapsed %4d s\n' "$1" "$total" "$2" $((SECONDS - start))
+}
+
+progress 1 "build (bazel)"
+t0=$SECONDS
+scripts/install_deps.sh
+bazel build //shim:librmashim.so //bench:all >"$out/build.log" 2>&1 || {
+  tail -20 "$out/build.log" >&2
+  exit 1
+}
+shim=$(realpath bazel-bin/shim/librmashim.so)
+echo "      done in $((SECONDS - t0)) s"
+
+# What the numbers were measured on.
+{
+  echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "mode: $([[ $quick -eq 1 ]] && echo quick || echo default)"
+  echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+  echo "cores: $(nproc)"
+  echo "numa_domains: $(lscpu | sed -n 's/^NUMA node(s): *//p')"
+  echo "mpich: $(mpichversion 2>/dev/null | sed -n 's/^MPICH Version: *//p') $(mpichversion 2>/dev/null | sed -n 's/^MPICH Device: *//p')"
+  echo "os: $(. /etc/os-release && echo "$PRETTY_NAME")"
+  echo "load_before: $(cut -d' ' -f1-3 /proc/loadavg)"
+} >"$out/machine.txt"
+
+failed=()
+step=1
+for s in "${steps[@]}"; do
+  read -r name ranks program <<<"$s"
+  step=$((step + 1))
+  progress "$step" "$program on $ranks rank(s)"
+  t0=$SECONDS
+  if mpirun -n "$ranks" env LD_PRELOAD="$shim" "bazel-bin/bench/$program" --csv \
+      "${quick_arg[@]}" >"$out/$name.csv" 2>"$out/$name.log"; then
+    grep -h "verification" "$out/$name.log" | sed 's/^/      /' || true
+  else
+    failed+=("$name")
+    echo "      FAILED (see $out/$name.log)" >&2
+  fi
+  echo "      done in $((SECONDS - t0)) s"
+done
+echo "load_after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
+echo "sweep_seconds: $((SECONDS - start))" >>"$out/machine.txt"
+
+progress "$total" "plots and summary"
+python=python3
+for candidate in python3 /usr/bin/python3; do
+  if "$candidate" -c 'import matplotlib' 2>/dev/null; then python=$candidate; break; fi
+done
+plot_args=("$out")
+[[ $publish -eq 1 ]] && plot_args+=(--publish bench/results --readme README.md)
+"$python" scripts/plot_results.py "${plot_args[@]}"
+
+echo "results: $out (CSV, PNG, summary.md); total $((SECONDS - start)) s"
+if [[ ${#failed[@]} -gt 0 ]]; then
+  echo "failed steps: ${failed[*]}" >&2
+  exit 1
+fi
