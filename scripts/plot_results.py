@@ -374,7 +374,7 @@ def summary(results, osu, gups, stencil, halo, overlap, numa, cases):
         md.append("| --- | ---: | ---: | ---: | ---: | ---: |")
         for r in sorted(gups, key=lambda r: (r["update"], int(r["ranks"]))):
             n, s, f = num(r["native_gups"]), num(r["shim_gups"]), num(r["floor_gups"])
-            md.append(f"| {r['update']} | {r['ranks']} | {n:.6f} | {s:.4f} | {f:.4f} | "
+            md.append(f"| {r['update']} | {r['ranks']} | {n:.3g} | {s:.3g} | {f:.3g} | "
                       f"{fmt(speedup(s, n), 1)}x |")
         md.append("")
     if stencil:
@@ -383,8 +383,10 @@ def summary(results, osu, gups, stencil, halo, overlap, numa, cases):
         md.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for r in sorted(stencil, key=lambda r: int(r["ranks"])):
             n, s, p = num(r["native_s"]), num(r["shim_s"]), num(r["p2p_s"])
-            md.append(f"| {r['grid']} | {r['ranks']} | {r['iterations']} | {n:.4f} | {s:.4f} | "
-                      f"{p:.4f} | {fmt(speedup(n, s), 1)}x | {fmt(s / p)} |")
+            md.append(f"| {r['grid']} | {r['ranks']} | {r['iterations']} | {fmt(n, 4)} | "
+                      f"{fmt(s, 4)} | {fmt(p, 4)} | {fmt(speedup(n, s), 1)}x | {fmt(s / p)} |")
+        md.append("")
+        md.append("`-`: the version gave up after its time limit (oversubscribed ranks).")
         md.append("")
     if halo:
         for n in sorted({int(r["ranks"]) for r in halo}):
