@@ -56,7 +56,7 @@ TEST(DartLock, NoLostUpdates) {
   dart_lock_t lock;
   ASSERT_EQ(DART_OK, dart_team_lock_init(DART_TEAM_ALL, &lock));
   const dart_gptr_t counter = At(ZeroedCounters(DART_TEAM_ALL, 1), 0);
-  const int rounds = Rounds(300, 20);
+  const int rounds = Rounds(100, 20);
   IncrementUnderLock(lock, counter, rounds);
   dart_barrier(DART_TEAM_ALL);
   EXPECT_EQ(int64_t{rounds} * Size(), Read(counter));
@@ -142,7 +142,7 @@ TEST(DartLock, SeveralLocksPerTeam) {
   for (auto& l : locks)
     ASSERT_EQ(DART_OK, dart_team_lock_init(DART_TEAM_ALL, &l));
   const dart_gptr_t counters = ZeroedCounters(DART_TEAM_ALL, nlocks);
-  const int rounds = Rounds(40, 5);
+  const int rounds = Rounds(15, 5);
   for (int round = 0; round < rounds; ++round) {
     for (int k = 0; k < nlocks; ++k) {
       IncrementUnderLock(locks[(k + MyId()) % nlocks],
@@ -167,7 +167,7 @@ TEST(DartLock, SubTeamLock) {
   for (int u = 1; u < Size(); ++u) {
     ASSERT_EQ(DART_OK, dart_group_addmember(g, DART_GLOBAL_UNIT_ID(u)));
   }
-  const int rounds = Rounds(200, 20);  // collective: before the branch
+  const int rounds = Rounds(60, 20);  // collective: before the branch
   dart_team_t team = DART_TEAM_NULL;
   ASSERT_EQ(DART_OK,
             dart_team_create(DART_TEAM_ALL, MyId() ? g : nullptr, &team));
