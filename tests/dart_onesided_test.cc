@@ -4,6 +4,7 @@
 #include <dart/dart.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
@@ -90,7 +91,19 @@ void ExpectReceived(const Segment& s, size_t n) {
   }
 }
 
-enum class Form { kBlocking, kFlush, kFlushAll, kHandle, kTest };
+enum class Form {
+  kBlocking,
+  kFlush,
+  kFlushAll,
+  kHandle,
+  kTest,
+  kTestEach,
+  // Local completion only, then the source is overwritten: the target must
+  // still receive what was there at the put.
+  kHandleLocal,
+  kTestLocal,
+  kFlushLocalAll,
+};
 
 void PutToAll(const Segment& s, Form form, size_t n) {
   std::vector<std::vector<int32_t>> data;
@@ -109,11 +122,15 @@ void PutToAll(const Segment& s, Form form, size_t n) {
         ASSERT_EQ(DART_OK, dart_flush(g));
         break;
       case Form::kFlushAll:
+      case Form::kFlushLocalAll:
         ASSERT_EQ(DART_OK, dart_put(g, data.back().data(), n, DART_TYPE_INT,
                                     DART_TYPE_INT));
         break;
       case Form::kHandle:
       case Form::kTest:
+      case Form::kTestEach:
+      case Form::kHandleLocal:
+      case Form::kTestLocal:
         handles.push_back(DART_HANDLE_NULL);
         ASSERT_EQ(DART_OK,
                   dart_put_handle(g, data.back().data(), n, DART_TYPE_INT,
@@ -133,6 +150,33 @@ void PutToAll(const Segment& s, Form form, size_t n) {
       ASSERT_EQ(DART_OK, dart_testall(handles.data(), handles.size(), &done));
     }
   }
+  if (form == Form::kTestEach) {
+    for (dart_handle_t& h : handles) {
+      int32_t done = 0;
+      while (!done) ASSERT_EQ(DART_OK, dart_test(&h, &done));
+    }
+  }
+  if (form == Form::kHandleLocal) {
+    ASSERT_EQ(DART_OK, dart_waitall_local(handles.data(), handles.size()));
+  }
+  if (form == Form::kTestLocal) {
+    // The first handle alone, then the rest together.
+    int32_t done = 0;
+    while (!done) ASSERT_EQ(DART_OK, dart_test_local(&handles[0], &done));
+    done = 0;
+    while (!done) {
+      ASSERT_EQ(DART_OK,
+                dart_testall_local(handles.data() + 1, handles.size() - 1, &done));
+    }
+  }
+  if (form == Form::kFlushLocalAll) {
+    ASSERT_EQ(DART_OK, dart_flush_local_all(s.gptr()));
+  }
+  if (form == Form::kHandleLocal || form == Form::kTestLocal ||
+      form == Form::kFlushLocalAll) {
+    for (auto& block : data) std::fill(block.begin(), block.end(), -1);
+    ASSERT_EQ(DART_OK, dart_flush_all(s.gptr()));
+  }
   for (dart_handle_t h : handles) EXPECT_EQ(DART_HANDLE_NULL, h);
   dart_barrier(DART_TEAM_ALL);
   ExpectReceived(s, n);
@@ -151,6 +195,18 @@ TEST_F(DartPut, HandlesToEveryUnit) {
 }
 TEST_F(DartPut, TestedHandlesToEveryUnit) {
   PutToAll(*segment_, Form::kTest, 3);
+}
+TEST_F(DartPut, EachHandleTestedToEveryUnit) {
+  PutToAll(*segment_, Form::kTestEach, 5);
+}
+TEST_F(DartPut, LocallyCompletedHandlesToEveryUnit) {
+  PutToAll(*segment_, Form::kHandleLocal, 2048);
+}
+TEST_F(DartPut, LocallyTestedHandlesToEveryUnit) {
+  PutToAll(*segment_, Form::kTestLocal, 64);
+}
+TEST_F(DartPut, FlushLocalAllToEveryUnit) {
+  PutToAll(*segment_, Form::kFlushLocalAll, 500);
 }
 TEST_F(DartPut, LargeBlocksToEveryUnit) {
   PutToAll(*segment_, Form::kFlushAll, kMaxPerUnit);
