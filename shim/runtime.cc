@@ -1,12 +1,12 @@
 #include "shim/runtime.h"
 
-#include <hwloc.h>
 #include <sys/prctl.h>
 
 #include <cstdlib>
 #include <cstring>
 
 #include "shim/datatype.h"
+#include "shim/hardware.h"
 #include "shim/shm_lock.h"
 
 namespace rmashim {
@@ -17,36 +17,6 @@ bool EnvIsTrue(const char* name) {
   return value != nullptr && *value != '\0' && std::strcmp(value, "0") != 0;
 }
 
-void FindCoreAndNuma(Locality& loc) {
-  hwloc_topology_t topology;
-  if (hwloc_topology_init(&topology) != 0) return;
-  if (hwloc_topology_load(topology) == 0) {
-    hwloc_cpuset_t cpus = hwloc_bitmap_alloc();
-    if (hwloc_get_last_cpu_location(topology, cpus, HWLOC_CPUBIND_PROCESS) ==
-        0) {
-      hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(
-          topology, static_cast<unsigned>(hwloc_bitmap_first(cpus)));
-      hwloc_obj_t core =
-          pu ? hwloc_get_ancestor_obj_by_type(topology, HWLOC_OBJ_CORE, pu)
-             : nullptr;
-      loc.core = core ? static_cast<int>(core->logical_index)
-                      : (pu ? static_cast<int>(pu->logical_index) : -1);
-      hwloc_nodeset_t nodes = hwloc_bitmap_alloc();
-      hwloc_cpuset_to_nodeset(topology, cpus, nodes);
-      loc.numa_domain = hwloc_bitmap_first(nodes);
-      hwloc_bitmap_free(nodes);
-    }
-    hwloc_bitmap_free(cpus);
-  }
-  hwloc_topology_destroy(topology);
-}
-
-}  // namespace
-
-Runtime g_runtime;
-
-namespace {
-
 // Drives MPI's progress engine (a probe that matches nothing is enough).
 void PokeMpi() {
   int flag = 0;
@@ -55,6 +25,8 @@ void PokeMpi() {
 }
 
 }  // namespace
+
+Runtime g_runtime;
 
 void Runtime::Start(int thread_level) {
   SetSpinProgress(&PokeMpi);
@@ -74,7 +46,9 @@ void Runtime::Start(int thread_level) {
   locality_.node_id = world_rank;
   PMPI_Bcast(&locality_.node_id, 1, MPI_INT, 0, node_comm);
   PMPI_Comm_free(&node_comm);
-  FindCoreAndNuma(locality_);
+  const HardwarePlace place = QueryHardwarePlace();
+  locality_.numa_domain = place.numa_domain;
+  locality_.core = place.core;
 }
 
 void Runtime::Stop() {

@@ -1,5 +1,4 @@
 // dart_init / dart_exit and the queries that need nothing else.
-#include <hwloc.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -10,6 +9,7 @@
 
 #include "shim/dart/state.h"
 #include "shim/datatype.h"
+#include "shim/hardware.h"
 
 namespace rmashim::dart {
 namespace {
@@ -23,38 +23,13 @@ struct HwRecord {
 HwRecord QueryHardware() {
   HwRecord r{};
   gethostname(r.host, sizeof(r.host) - 1);
-  r.num_cores = r.num_numa = r.numa_id = r.core_id = r.cpu_id = r.threads = -1;
-  hwloc_topology_t topology;
-  if (hwloc_topology_init(&topology) != 0) return r;
-  if (hwloc_topology_load(topology) == 0) {
-    const int cores = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
-    const int pus = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_PU);
-    const int numas = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_NUMANODE);
-    r.num_cores = cores > 0 ? cores : pus;
-    r.num_numa = numas > 0 ? numas : 1;
-    r.threads = cores > 0 ? pus / cores : 1;
-    hwloc_cpuset_t cpus = hwloc_bitmap_alloc();
-    if (hwloc_get_last_cpu_location(topology, cpus, HWLOC_CPUBIND_PROCESS) ==
-        0) {
-      const int first = hwloc_bitmap_first(cpus);
-      hwloc_obj_t pu = first < 0 ? nullptr
-                                 : hwloc_get_pu_obj_by_os_index(
-                                       topology, static_cast<unsigned>(first));
-      if (pu != nullptr) {
-        r.cpu_id = static_cast<int>(pu->os_index);
-        hwloc_obj_t core =
-            hwloc_get_ancestor_obj_by_type(topology, HWLOC_OBJ_CORE, pu);
-        r.core_id =
-            static_cast<int>(core ? core->logical_index : pu->logical_index);
-      }
-      hwloc_nodeset_t nodes = hwloc_bitmap_alloc();
-      hwloc_cpuset_to_nodeset(topology, cpus, nodes);
-      r.numa_id = hwloc_bitmap_first(nodes);
-      hwloc_bitmap_free(nodes);
-    }
-    hwloc_bitmap_free(cpus);
-  }
-  hwloc_topology_destroy(topology);
+  const HardwarePlace place = QueryHardwarePlace();
+  r.num_cores = place.num_cores;
+  r.num_numa = place.num_numa;
+  r.numa_id = place.numa_domain;
+  r.core_id = place.core;
+  r.cpu_id = place.cpu;
+  r.threads = place.threads_per_core;
   return r;
 }
 
