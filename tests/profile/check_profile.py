@@ -3,6 +3,10 @@
 
 usage: check_profile.py PROFILE.json RANKS LAYOUT
 LAYOUT is how the run split ranks over simulated nodes (tests/run_mpi.sh).
+       check_profile.py PROFILE.json RANKS osu
+checks the profile of bench/osu_rma instead: schema, and every kind of
+operation and synchronization counted on its managed window, the opted-out
+native window's operations counted as fallbacks.
 """
 import json
 import sys
@@ -73,11 +77,32 @@ def expect_counts(ranks, layout):
     return want
 
 
+def check_osu(doc):
+    managed = [w for w in doc["windows"] if w["managed"]]
+    native = [w for w in doc["windows"] if not w["managed"]]
+    assert len(managed) == 1 and len(native) == 1, doc["windows"]
+    shim, mpi = managed[0], native[0]
+    for op in ["put", "get", "accumulate", "fetch_and_op", "compare_and_swap"]:
+        for w in (shim, mpi):
+            assert w["ops"][op]["node"]["count"]["sum"] > 0, (w["id"], op)
+            assert w["ops"][op]["node"]["bytes"]["sum"] > 0, (w["id"], op)
+    for call in ["lock", "unlock", "lock_all", "unlock_all", "flush", "fence",
+                 "post", "start", "complete", "wait"]:
+        assert shim["sync"][call]["calls"]["sum"] > 0, call
+    node_ops = sum(mpi["ops"][op]["node"]["count"]["sum"] for op in OPS)
+    assert mpi["fallbacks"]["opted_out"]["sum"] == node_ops
+    assert sum(s["sum"] for s in shim["fallbacks"].values()) == 0
+    print("profile ok: osu_rma, %d ranks" % doc["ranks"])
+
+
 def main():
     path, ranks, layout = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     doc = json.load(open(path))
     check_schema(doc)
     assert doc["ranks"] == ranks
+    if layout == "osu":
+        check_osu(doc)
+        return
     by_name = {w["name"]: w for w in doc["windows"]}
     assert set(by_name) == {"counts", "optout"}, by_name.keys()
 
