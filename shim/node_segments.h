@@ -1,8 +1,12 @@
-// Node-shared memory for managed windows. Every rank creates its own POSIX
-// shared-memory segment, reserves its pages (so an exhausted /dev/shm is
-// detected at creation, not by a SIGBUS later), and its node peers map it;
-// the name is unlinked as soon as all have mapped it, so nothing of ours is
-// left in /dev/shm after the program ends, however it ends.
+// Node-shared memory for managed windows. Every rank creates its own
+// segment, an unnamed (O_TMPFILE) file on /dev/shm's tmpfs, reserves its
+// pages (so an exhausted /dev/shm is detected at creation, not by a SIGBUS
+// later), and its node peers map it through /proc/<pid>/fd. No segment ever
+// has a name, so nothing of ours is left in /dev/shm after the program ends,
+// however it ends, even if a rank dies inside window creation. (Named
+// POSIX segments, unlinked once every peer had mapped them, left names
+// behind when a rank died between shm_open and the unlink: the others wait
+// in a collective there and are killed by the launcher.)
 #ifndef RMASHIM_SHIM_NODE_SEGMENTS_H_
 #define RMASHIM_SHIM_NODE_SEGMENTS_H_
 
@@ -22,7 +26,8 @@ class NodeSegments {
 
   // Collective over `node_comm`: this rank's segment has `bytes` (rounded up
   // to whole pages). Returns false on every rank if any rank could not get
-  // its memory.
+  // its memory (/dev/shm exhausted) or map a peer's (/proc/<pid>/fd
+  // refused, or peers in different PID namespaces).
   bool Create(MPI_Comm node_comm, size_t bytes);
 
   // The segment of node rank `r`, mapped in this process.
