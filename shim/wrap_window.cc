@@ -49,10 +49,14 @@ int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm,
   PMPI_Win_get_attr(*win, MPI_WIN_SIZE, &size, &flag);
   PMPI_Win_get_attr(*win, MPI_WIN_DISP_UNIT, &disp_unit, &flag);
   ManagedWindow* w = nullptr;
-  if (ManagedWindow::Adopt(flavor, *win, base, *size, *disp_unit, comm, &w) ==
-          MPI_SUCCESS &&
-      w == nullptr && flavor == Flavor::kCreate) {
+  const int arc =
+      ManagedWindow::Adopt(flavor, *win, base, *size, *disp_unit, comm, &w);
+  if (arc == MPI_SUCCESS && w == nullptr && flavor == Flavor::kCreate) {
     WarnOnce(comm, "cross-memory attach refused; MPI_Win_create window left to MPI");
+  } else if (arc == MPI_ERR_NO_MEM) {
+    // The sync header's segment did not fit: say so, as MPI_Win_allocate
+    // does (this fallback used to be silent).
+    WarnOnce(comm, "node-shared memory exhausted; window left to MPI");
   }
   if (w != nullptr && !runtime().windows().Insert(*win, w)) {
     std::fprintf(stderr, "rmashim: too many managed windows\n");

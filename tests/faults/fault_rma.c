@@ -10,7 +10,10 @@
  *     SPEC = R0_MIB:OTHERS_MIB:EXPECT: rank 0 asks for R0_MIB MiB, every
  *     other rank for OTHERS_MIB; EXPECT m (managed by the shim) or u
  *     (unmanaged: the shim fell back to a plain MPI window), checked on
- *     every rank when the shim is preloaded.
+ *     every rank when the shim is preloaded; an optional 4th field c makes
+ *     it an MPI_Win_create window over calloc'ed memory (a: allocate).
+ *     A first SPEC "fill" makes rank 0 fill /dev/shm to the last page
+ *     before any window is created (the file is removed at the end).
  *
  *   fault_rma alive MODE PIDDIR
  *     Windows of every flavor the shim manages (allocate, allocate_shared,
@@ -31,6 +34,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -112,6 +116,7 @@ typedef struct {
   long* base;
   MPI_Aint longs;  /* this rank's window, in longs */
   MPI_Aint low, high, ctr;  /* offsets (longs) of the regions, same on all */
+  int own_memory;  /* MPI_Win_create window over calloc'ed memory */
 } Window;
 
 static long Value(int w, int origin, int target, int i, int phase) {
@@ -125,7 +130,29 @@ static long Sum(const long* v, int n) {
   return s;
 }
 
+/* Rank 0 fills /dev/shm (the test's private tmpfs) up to the last page. */
+static const char kFiller[] = "/dev/shm/fault_rma.filler";
+
+static void FillShm(void) {
+  if (rank == 0) {
+    const int fd = open(kFiller, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0) Fail("cannot create %s", kFiller);
+    off_t size = 0;
+    for (off_t step = 1 << 20; step >= 4096; step /= 2) {
+      while (posix_fallocate(fd, size, step) == 0) size += step;
+    }
+    close(fd);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void RunWindows(int nspecs, char** specs) {
+  const int fill = strcmp(specs[0], "fill") == 0;
+  if (fill) {
+    FillShm();
+    ++specs;
+    --nspecs;
+  }
   Window* ws = calloc(nspecs, sizeof(Window));
   long* checks = calloc(nspecs, sizeof(long));
   long* tmp = malloc(sizeof(long) * K);
@@ -133,14 +160,23 @@ static void RunWindows(int nspecs, char** specs) {
   MPI_Aint min_longs = -1;
   for (int w = 0; w < nspecs; ++w) {
     long r0 = 0, others = 0;
-    char expect = 0;
-    if (sscanf(specs[w], "%ld:%ld:%c", &r0, &others, &expect) != 3 ||
-        (expect != 'm' && expect != 'u')) {
+    char expect = 0, flavor = 'a';
+    if (sscanf(specs[w], "%ld:%ld:%c:%c", &r0, &others, &expect, &flavor) <
+            3 ||
+        (expect != 'm' && expect != 'u') || (flavor != 'a' && flavor != 'c')) {
       Fail("bad window spec %s", specs[w]);
     }
     const MPI_Aint bytes = (MPI_Aint)(rank == 0 ? r0 : others) << 20;
-    MPI_OK(MPI_Win_allocate(bytes, sizeof(long), MPI_INFO_NULL,
-                            MPI_COMM_WORLD, &ws[w].base, &ws[w].win));
+    if (flavor == 'a') {
+      MPI_OK(MPI_Win_allocate(bytes, sizeof(long), MPI_INFO_NULL,
+                              MPI_COMM_WORLD, &ws[w].base, &ws[w].win));
+    } else {
+      ws[w].base = calloc(bytes / sizeof(long), sizeof(long));
+      ws[w].own_memory = 1;
+      if (ws[w].base == NULL) Fail("out of memory");
+      MPI_OK(MPI_Win_create(ws[w].base, bytes, sizeof(long), MPI_INFO_NULL,
+                            MPI_COMM_WORLD, &ws[w].win));
+    }
     ExpectManaged(ws[w].win, expect == 'm', specs[w]);
     ws[w].longs = bytes / (MPI_Aint)sizeof(long);
     /* Regions every rank has: the smallest window decides. */
@@ -304,7 +340,12 @@ static void RunWindows(int nspecs, char** specs) {
              nranks, totals[w]);
     }
   }
-  for (int w = nspecs - 1; w >= 0; --w) MPI_OK(MPI_Win_free(&ws[w].win));
+  for (int w = nspecs - 1; w >= 0; --w) {
+    MPI_OK(MPI_Win_free(&ws[w].win));
+    if (ws[w].own_memory) free(ws[w].base);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (fill && rank == 0) unlink(kFiller);
   free(totals);
   free(ws);
   free(checks);

@@ -101,7 +101,7 @@ case "$cmd" in
     shift  # TMPFS_MIB
     specs=("$@")
     expected_warnings=0
-    for s in "${specs[@]}"; do [[ $s == *:u ]] && expected_warnings=$((expected_warnings + 1)); done
+    for s in "${specs[@]}"; do [[ $s == *:*:u || $s == *:*:u:* ]] && expected_warnings=$((expected_warnings + 1)); done
     start=$SECONDS
     run none windows "${specs[@]}" >"$out/native.out" 2>"$out/native.err" ||
       { cat "$out/native.err" >&2; fail "native run failed"; }
