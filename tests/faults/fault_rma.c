@@ -443,6 +443,13 @@ static void RunAlive(const char* mode, const char* piddir) {
     for (int round = 0;; ++round) {
       AliveRound(&a, round);
       if (rank == victim && round == 20) {
+        /* A file, not only stderr: the launcher may drop output on abort. */
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/victim", piddir);
+        FILE* f = fopen(path, "w");
+        if (f == NULL) Fail("cannot write %s", path);
+        fprintf(f, "rank %d: %s amid RMA traffic\n", rank, mode);
+        fclose(f);
         fprintf(stderr, "rank %d: %s amid RMA traffic\n", rank, mode);
         fflush(stderr);
         if (mode[0] == 'a') MPI_Abort(MPI_COMM_WORLD, 7);

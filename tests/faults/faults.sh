@@ -83,7 +83,7 @@ no_names_left() {
 # before /dev/shm is looked at.
 wait_job_gone() {
   local piddir=$1 pids=() deadline=$((SECONDS + 30)) alive
-  [[ -n $(ls -A "$piddir") ]] || fail "no rank wrote its pid"
+  ls "$piddir"/rank.* >/dev/null 2>&1 || fail "no rank wrote its pid"
   read -r -a pids <<<"$(cat "$piddir"/rank.* | tr '\n' ' ')"
   while :; do
     alive=()
@@ -134,8 +134,8 @@ case "$cmd" in
         ;;
       abort | kill)
         ((rc != 0)) || fail "$mode run exited 0"
-        grep -q "rank $((ranks - 1)): $mode amid RMA traffic" "$out/run.err" ||
-          fail "the victim did not $mode amid traffic"
+        grep -qx "rank $((ranks - 1)): $mode amid RMA traffic" "$piddir/victim" ||
+          fail "the victim did not $mode amid traffic (mpirun exit $rc)"
         ;;
       *) fail "unknown mode $mode" ;;
     esac
