@@ -9,15 +9,22 @@
 
 namespace rmashim {
 
-// The MPI window a passed-through operation must use; remembers that the
-// target now has MPI operations to complete at the next flush or unlock.
-inline MPI_Win PassThroughWin(ManagedWindow& w, int target) {
+// The MPI window a passed-through operation must use.
+inline MPI_Win PassThroughWin(const ManagedWindow& w) {
+  return w.passthrough_win();
+}
+
+// Remembers that `target` now has MPI operations to complete at the next
+// flush or unlock. Called after the operation was issued, not before: with
+// MPI_THREAD_MULTIPLE another thread's flush of the same target may run in
+// between, complete nothing of ours and clear the mark, and our own flush
+// would then skip MPI and return before a fetched result has arrived.
+inline void NotePassedThrough(ManagedWindow& w, int target) {
   if (target >= 0 && target < w.comm_size()) {
     StateGuard guard(w.state_mutex);
     w.locks[target].mpi_ops_pending = true;
     w.any_mpi_ops_pending = true;
   }
-  return w.passthrough_win();
 }
 
 // Errors from the internal window (MPI_ERRORS_RETURN) are reported through

@@ -52,8 +52,10 @@ int Dispatch(MPI_Win win, int target, MPI_Request* request, Profiled what,
                                     : Fallback::kDatatype);
     }
   }
-  const MPI_Win used = PassThroughWin(*w, target);
-  return Forwarded(*w, used, mpi(used));
+  const MPI_Win used = PassThroughWin(*w);
+  rc = mpi(used);
+  NotePassedThrough(*w, target);
+  return Forwarded(*w, used, rc);
 }
 
 int Accumulate(const AccumulateCall& c, MPI_Win win, MPI_Request* request) {

@@ -106,7 +106,7 @@ int PutOrGet(MPI_Win win, const Transfer& x, MPI_Request* request) {
                                                     : Fallback::kMultiNodeWindow);
       }
     }
-    used = PassThroughWin(*w, x.target);
+    used = PassThroughWin(*w);
   } else {
     CountUnmanagedOp(win, kind, x.target, x.origin_count, x.origin_type);
   }
@@ -124,7 +124,9 @@ int PutOrGet(MPI_Win win, const Transfer& x, MPI_Request* request) {
                  : PMPI_Get(x.origin, x.origin_count, x.origin_type, x.target,
                             x.disp, x.target_count, x.target_type, used);
   }
-  return w ? Forwarded(*w, used, rc) : rc;
+  if (w == nullptr) return rc;
+  NotePassedThrough(*w, x.target);
+  return Forwarded(*w, used, rc);
 }
 
 }  // namespace

@@ -1,0 +1,253 @@
+// Window churn: 1,000 create/free cycles of each window flavor, each cycle
+// with one put and one get verified. Nothing may accumulate: no shared
+// memory segment of this job is left in /dev/shm after a window is freed,
+// and resident memory, open file descriptors and memory mappings after the
+// last cycle stay within a small bound of what they were after cycle 50.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/mpi_test_util.h"
+
+namespace {
+
+using rmashim_test::HangWatchdog;
+using rmashim_test::IsManaged;
+using rmashim_test::Rank;
+using rmashim_test::ScopedComm;
+using rmashim_test::Size;
+using rmashim_test::SplitNodeComm;
+
+constexpr int kCycles = 1000;
+constexpr int kBaselineCycle = 50;
+// A cycle stuck this long is a hang (cycles take milliseconds when the ranks
+// have a core each, up to a second or so when oversubscribed on a loaded
+// machine).
+constexpr double kCycleWatchdogSeconds = 60.0;
+
+// Growth allowed between cycle 50 and cycle 1000. A leak of one segment
+// mapping, descriptor or a few KiB per cycle exceeds these many times over.
+constexpr long kRssSlackKiB = 2048;
+constexpr long kFdSlack = 0;
+constexpr long kMapsSlack = 4;
+
+// The pids of every rank of the job (segment names carry their creator's
+// pid; other jobs on the machine have other pids).
+std::vector<long> JobPids() {
+  const long mine = getpid();
+  std::vector<long> pids(Size());
+  MPI_Allgather(&mine, 1, MPI_LONG, pids.data(), 1, MPI_LONG, MPI_COMM_WORLD);
+  return pids;
+}
+
+// Entries of /dev/shm named rmashim.<pid>.* with <pid> one of `pids`.
+int OurShmSegments(const std::vector<long>& pids) {
+  DIR* dir = opendir("/dev/shm");
+  if (dir == nullptr) return -1;
+  int count = 0;
+  constexpr char kPrefix[] = "rmashim.";
+  while (const dirent* e = readdir(dir)) {
+    if (std::strncmp(e->d_name, kPrefix, sizeof(kPrefix) - 1) != 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name + sizeof(kPrefix) - 1, &end, 10);
+    if (*end == '.' && std::find(pids.begin(), pids.end(), pid) != pids.end()) {
+      ++count;
+    }
+  }
+  closedir(dir);
+  return count;
+}
+
+struct Usage {
+  long rss_kib = -1;
+  long fds = -1;
+  long maps = -1;
+};
+
+Usage CurrentUsage() {
+  Usage u;
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) u.rss_kib = std::atol(line.c_str() + 6);
+  }
+  u.fds = 0;
+  if (DIR* dir = opendir("/proc/self/fd")) {
+    while (const dirent* e = readdir(dir)) u.fds += e->d_name[0] != '.';
+    closedir(dir);
+  }
+  std::ifstream maps("/proc/self/maps");
+  u.maps = 0;
+  while (std::getline(maps, line)) ++u.maps;
+  return u;
+}
+
+// What origin `o` writes into its right neighbour in cycle `c`.
+int64_t Stamp(int o, int c) { return int64_t{o + 1} * 1000003 + c; }
+
+enum class Flavor { kAllocate, kShared, kCreate, kDynamic };
+
+const char* Name(Flavor f) {
+  switch (f) {
+    case Flavor::kAllocate:
+      return "MPI_Win_allocate";
+    case Flavor::kShared:
+      return "MPI_Win_allocate_shared";
+    case Flavor::kCreate:
+      return "MPI_Win_create";
+    case Flavor::kDynamic:
+      return "MPI_Win_create_dynamic";
+  }
+  return "?";
+}
+
+// One cycle: create a window of `flavor` over `comm`, put a stamp into the
+// right neighbour's cell 0, read it back with a get, free the window, and
+// check what this rank's left neighbour wrote into its own memory wherever
+// that memory outlives the window. Returns the number of bad values.
+int Cycle(Flavor flavor, MPI_Comm comm, int cycle, bool* managed) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  int bad = 0;
+  MPI_Win win = MPI_WIN_NULL;
+  int64_t* mem = nullptr;
+  int64_t own[2] = {-1, -1};  // memory of MPI_Win_create / dynamic windows
+  MPI_Aint target_disp = 0;
+  switch (flavor) {
+    case Flavor::kAllocate:
+      if (MPI_Win_allocate(2 * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
+                           comm, &mem, &win) != MPI_SUCCESS) {
+        return 1000;
+      }
+      break;
+    case Flavor::kShared:
+      if (MPI_Win_allocate_shared(2 * sizeof(int64_t), sizeof(int64_t),
+                                  MPI_INFO_NULL, comm, &mem,
+                                  &win) != MPI_SUCCESS) {
+        return 1000;
+      }
+      break;
+    case Flavor::kCreate:
+      mem = own;
+      if (MPI_Win_create(own, sizeof(own), sizeof(int64_t), MPI_INFO_NULL, comm,
+                         &win) != MPI_SUCCESS) {
+        return 1000;
+      }
+      break;
+    case Flavor::kDynamic: {
+      mem = own;
+      if (MPI_Win_create_dynamic(MPI_INFO_NULL, comm, &win) != MPI_SUCCESS ||
+          MPI_Win_attach(win, own, sizeof(own)) != MPI_SUCCESS) {
+        return 1000;
+      }
+      MPI_Aint mine = 0;
+      MPI_Get_address(own, &mine);
+      // Only the right neighbour's address is needed.
+      MPI_Sendrecv(&mine, 1, MPI_AINT, left, 0, &target_disp, 1, MPI_AINT,
+                   right, 0, comm, MPI_STATUS_IGNORE);
+      break;
+    }
+  }
+  *managed = IsManaged(win);
+  // No initialization (and no barrier for it): the get reads back what the
+  // put wrote. MPI_Win_create and dynamic memory (`own`) was initialized
+  // before its address was known to anyone.
+  const int64_t stamp = Stamp(rank, cycle);
+  int64_t back = -1;
+  MPI_Win_lock_all(0, win);
+  if (MPI_Put(&stamp, 1, MPI_INT64_T, right, target_disp, 1, MPI_INT64_T,
+              win) != MPI_SUCCESS) {
+    ++bad;
+  }
+  MPI_Win_flush(right, win);
+  if (MPI_Get(&back, 1, MPI_INT64_T, right, target_disp, 1, MPI_INT64_T,
+              win) != MPI_SUCCESS) {
+    ++bad;
+  }
+  MPI_Win_unlock_all(win);
+  bad += back != stamp;
+  if (flavor == Flavor::kDynamic) {
+    MPI_Barrier(comm);  // every origin is done before the memory goes away
+    MPI_Win_detach(win, own);
+  } else if (flavor != Flavor::kCreate && cycle % 10 == 0) {
+    // Allocated memory goes away with the window: check it before, every
+    // few cycles (a barrier per cycle would make cycles much dearer).
+    MPI_Barrier(comm);
+    bad += mem[0] != Stamp(left, cycle);
+  }
+  MPI_Win_free(&win);
+  if (flavor == Flavor::kCreate || flavor == Flavor::kDynamic) {
+    // MPI_Win_free returns when no access to this memory is outstanding.
+    bad += own[0] != Stamp(left, cycle) || own[1] != -1;
+  }
+  return bad;
+}
+
+void Churn(Flavor flavor) {
+  const std::vector<long> pids = JobPids();
+  ASSERT_EQ(OurShmSegments(pids), 0) << "segments before the first cycle";
+  // MPI_Win_allocate_shared needs ranks that share memory.
+  ScopedComm node(SplitNodeComm());
+  const MPI_Comm comm = flavor == Flavor::kShared ? node.get() : MPI_COMM_WORLD;
+  const auto start = std::chrono::steady_clock::now();
+  Usage baseline;
+  int bad = 0, unmanaged = 0, leftover_cycles = 0;
+  for (int cycle = 1; cycle <= kCycles; ++cycle) {
+    bool managed = false;
+    {
+      HangWatchdog watchdog(kCycleWatchdogSeconds, Name(flavor));
+      bad += Cycle(flavor, comm, cycle, &managed);
+    }
+    unmanaged += !managed;
+    const int segments = OurShmSegments(pids);
+    if (segments != 0) {
+      ++leftover_cycles;
+      if (leftover_cycles <= 3) {
+        ADD_FAILURE() << segments << " segments left after cycle " << cycle;
+      }
+    }
+    if (cycle == kBaselineCycle) baseline = CurrentUsage();
+  }
+  const Usage last = CurrentUsage();
+  const double seconds = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
+  if (Rank() == 0) {
+    std::fprintf(stderr,
+                 "%s: %d cycles in %.1f s; after cycle %d / %d: rss %ld / %ld "
+                 "KiB, fds %ld / %ld, maps %ld / %ld\n",
+                 Name(flavor), kCycles, seconds, kBaselineCycle, kCycles,
+                 baseline.rss_kib, last.rss_kib, baseline.fds, last.fds,
+                 baseline.maps, last.maps);
+  }
+  EXPECT_EQ(bad, 0) << "wrong values";
+  EXPECT_EQ(leftover_cycles, 0) << "cycles that left segments in /dev/shm";
+  // The shim manages every flavor but dynamic windows, which pass through.
+  EXPECT_EQ(unmanaged, flavor == Flavor::kDynamic ? kCycles : 0);
+  ASSERT_GT(baseline.rss_kib, 0);
+  ASSERT_GT(baseline.fds, 0);
+  ASSERT_GT(baseline.maps, 0);
+  EXPECT_LE(last.rss_kib, baseline.rss_kib + kRssSlackKiB) << "VmRSS grew";
+  EXPECT_LE(last.fds, baseline.fds + kFdSlack) << "descriptors leaked";
+  EXPECT_LE(last.maps, baseline.maps + kMapsSlack) << "mappings leaked";
+}
+
+TEST(WindowChurnTest, Allocate) { Churn(Flavor::kAllocate); }
+TEST(WindowChurnTest, AllocateShared) { Churn(Flavor::kShared); }
+TEST(WindowChurnTest, Create) { Churn(Flavor::kCreate); }
+TEST(WindowChurnTest, CreateDynamic) { Churn(Flavor::kDynamic); }
+
+}  // namespace
