@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   bazel-bootstrap g++ mpich libmpich-dev hwloc libhwloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-matplotlib
+  valgrind
 )
 
 missing=()
