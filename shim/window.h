@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -88,6 +89,26 @@ inline bool ValidAssert(int assert, int allowed) {
 
 // The access epoch this process has opened on the window (MPI-3 11.5).
 enum class AccessEpoch : uint8_t { kNone, kFence, kPscw, kLock, kLockAll };
+
+// The epoch word of a window. Under MPI_THREAD_MULTIPLE one thread changes it
+// (MPI_Win_lock/unlock, fence, PSCW; under the window's state mutex) while
+// other threads read it without the mutex on the data path (access checks of
+// put/get/accumulate, the epoch checks of lock/unlock/flush). A plain enum
+// there is a data race (undefined behaviour; ThreadSanitizer reports it in
+// shim_threads_test), so it is a relaxed atomic: the same single-byte loads
+// and stores on x86, no fence, nothing on the data path gets slower. The
+// mutex still orders everything else the epoch guards.
+class EpochWord {
+ public:
+  operator AccessEpoch() const { return v_.load(std::memory_order_relaxed); }
+  EpochWord& operator=(AccessEpoch e) {
+    v_.store(e, std::memory_order_relaxed);
+    return *this;
+  }
+
+ private:
+  std::atomic<AccessEpoch> v_{AccessEpoch::kNone};
+};
 
 enum class LockMode : uint8_t { kNone, kShared, kExclusive };
 
@@ -174,7 +195,7 @@ class ManagedWindow {
   std::mutex state_mutex;
 
   // Origin-side epoch state (local to this process).
-  AccessEpoch epoch = AccessEpoch::kNone;
+  EpochWord epoch;  // read without state_mutex: see EpochWord
   int locks_held = 0;
   bool lock_all_nocheck = false;
   bool any_mpi_ops_pending = false;
