@@ -1,9 +1,39 @@
 #!/usr/bin/env bash
 # The whole test suite: unit tests, MPI suites on 2-4 ranks on one node and on
-# simulated two-node layouts, and differential native-vs-shim runs.
+# simulated two-node layouts, differential native-vs-shim runs, valgrind
+# memcheck; then sanitizer builds of a representative subset (README "Tests").
+#   scripts/test.sh [--no-sanitizers] [bazel test options...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+sanitizers=1
+if [[ "${1:-}" == --no-sanitizers ]]; then
+  sanitizers=0
+  shift
+fi
 scripts/install_deps.sh
 # MPI tests oversubscribe the 2 cores; running them one at a time is faster
 # than letting their busy-polling ranks compete.
 bazel test //... --local_test_jobs=1 "$@"
+[[ $sanitizers -eq 1 ]] || exit 0
+
+# ASan + UBSan in one build. The whole suite under them takes about four
+# times as long as the normal run, too long for CI on 2 cores, so CI runs
+# every MPI suite of //tests, //tests/diff and //tests/profile in two of its
+# configurations: 2 ranks on one node (the shim's shared-memory paths) and
+# 3 ranks on two simulated nodes (local and remote targets mixed, MPI's
+# paths), plus the unit tests. Not here: the fuzz seeds, the benchmark smoke
+# tests and the other rank/layout combinations (`bazel test
+# --config=asan_ubsan //...` runs them all).
+start=$SECONDS
+mapfile -t subset < <(bazel query --noshow_progress \
+  'filter("_(2ranks_node|3ranks_oddeven)$", tests(//tests:all + //tests/diff:all + //tests/profile:all))
+   + //tests:shm_lock_test + //tests:window_table_test' 2>/dev/null)
+[[ ${#subset[@]} -gt 0 ]] || { echo "test.sh: empty sanitizer subset" >&2; exit 1; }
+bazel test --config=asan_ubsan --local_test_jobs=1 "$@" -- "${subset[@]}"
+echo "test.sh: ASan+UBSan: ${#subset[@]} tests in $((SECONDS - start)) s"
+
+# TSan on the tests that call into the shim from several threads at once.
+start=$SECONDS
+bazel test --config=tsan --local_test_jobs=1 "$@" -- \
+  //tests:shm_lock_test //tests:shim_threads_test
+echo "test.sh: TSan: $((SECONDS - start)) s"

@@ -19,7 +19,17 @@ case "$layout" in
   *) echo "unknown layout $layout" >&2; exit 2 ;;
 esac
 if [[ "$preload" != none ]]; then
-  env_args+=("LD_PRELOAD=$(realpath "$preload")")
+  shim=$(realpath "$preload")
+  # A sanitizer build of the shim (bazel --config=asan/ubsan/tsan) links the
+  # sanitizer runtime; preloaded, the shim would come before it, and ASan
+  # refuses to run unless its runtime is first in the initial library list
+  # (and a program that is not instrumented would not load the runtime at
+  # all). So the runtimes the shim itself links go first in LD_PRELOAD.
+  # ASan's runtime must be the very first; UBSan's and TSan's follow it.
+  first=$(ldd "$shim" | awk '$3 ~ /^\// && $1 ~ /^libasan\.so/ { a = a $3 ":" }
+    $3 ~ /^\// && $1 ~ /^lib(ubsan|tsan)\.so/ { o = o $3 ":" }
+    END { printf "%s%s", a, o }')
+  env_args+=("LD_PRELOAD=$first$shim")
 fi
 # A hang fails the test instead of eating the CI budget.
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-120}
