@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
@@ -227,28 +228,37 @@ TEST(CreateWindowTest, PutGetDerivedTypesAndAccumulatesEveryRankToEveryRank) {
   auto value = [](int origin, int target, int i) {
     return origin * 10000 + target * 100 + i;
   };
+  // Origin and result buffers belong to MPI until unlock_all completes the
+  // operations, so they live outside the loop, one set per target.
+  std::vector<std::array<int, 4>> four(size);
+  std::vector<std::array<int, 6>> six(size);
+  std::vector<int> old(size, -1);
+  const int one = rank + 1;
   ASSERT_EQ(MPI_Win_lock_all(0, win), MPI_SUCCESS);
   for (int k = 0; k < size; ++k) {
     const int t = (rank + k) % size;
     const int region = rank * kRegion;
-    int four[4];
-    for (int i = 0; i < 4; ++i) four[i] = value(rank, t, 2 * i);
-    EXPECT_EQ(MPI_Put(four, 4, MPI_INT, t, region, 1, every_other, win),
+    for (int i = 0; i < 4; ++i) four[t][i] = value(rank, t, 2 * i);
+    EXPECT_EQ(MPI_Put(four[t].data(), 4, MPI_INT, t, region, 1, every_other,
+                      win),
               MPI_SUCCESS);
-    int six[6];
-    for (int i = 0; i < 6; ++i) six[i] = value(rank, t, picked[i]);
-    EXPECT_EQ(MPI_Put(six, 6, MPI_INT, t, region, 1, three_blocks, win),
+    for (int i = 0; i < 6; ++i) six[t][i] = value(rank, t, picked[i]);
+    EXPECT_EQ(MPI_Put(six[t].data(), 6, MPI_INT, t, region, 1, three_blocks,
+                      win),
               MPI_SUCCESS);
-    const int one = rank + 1;
     EXPECT_EQ(MPI_Accumulate(&one, 1, MPI_INT, t, cells - 2, 1, MPI_INT,
                              MPI_SUM, win),
               MPI_SUCCESS);
-    int old = -1;
-    EXPECT_EQ(MPI_Fetch_and_op(&one, &old, MPI_INT, t, cells - 1, MPI_SUM,
+    EXPECT_EQ(MPI_Fetch_and_op(&one, &old[t], MPI_INT, t, cells - 1, MPI_SUM,
                                win),
               MPI_SUCCESS);
   }
   ASSERT_EQ(MPI_Win_unlock_all(win), MPI_SUCCESS);
+  // Fetched values are a permutation of partial sums: each is below the total.
+  for (int t = 0; t < size; ++t) {
+    EXPECT_GE(old[t], 0);
+    EXPECT_LT(old[t], size * (size + 1) / 2);
+  }
   MPI_Barrier(MPI_COMM_WORLD);
   for (int o = 0; o < size; ++o) {
     const int* region = memory.data() + o * kRegion;
