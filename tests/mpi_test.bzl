@@ -2,7 +2,7 @@
 simulated node layouts."""
 
 RANKS = [2, 3, 4]
-LAYOUTS = ["node", "oddeven", "cliques2"]
+LAYOUTS = ["node", "oddeven", "cliques3"]
 SHIM = "//shim:librmashim.so"
 
 def mpi_test(name, binary, ranks = RANKS, layouts = LAYOUTS, preload = True,

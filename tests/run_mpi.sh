@@ -2,8 +2,9 @@
 # Runs one MPI test program under mpirun.
 #   run_mpi.sh RANKS LAYOUT PRELOAD PROGRAM [ARGS...]
 # LAYOUT: node (all ranks on one node), oddeven (MPIR_CVAR_ODD_EVEN_CLIQUES=1:
-# even and odd ranks on two simulated nodes), cliques2 (MPIR_CVAR_NUM_CLIQUES=2:
-# two blocks of consecutive ranks).
+# even and odd ranks on two simulated nodes), cliques3 (MPIR_CVAR_NUM_CLIQUES=3:
+# rank % 3 picks one of three simulated nodes; MPICH 4.0.2 deals ranks out
+# round-robin, so NUM_CLIQUES=2 would be the oddeven layout again).
 # PRELOAD: a path to librmashim.so, or "none" for native MPICH.
 set -euo pipefail
 ranks=$1 layout=$2 preload=$3
@@ -15,7 +16,7 @@ env_args=()
 case "$layout" in
   node) ;;
   oddeven) env_args+=(MPIR_CVAR_ODD_EVEN_CLIQUES=1) ;;
-  cliques2) env_args+=(MPIR_CVAR_NUM_CLIQUES=2) ;;
+  cliques3) env_args+=(MPIR_CVAR_NUM_CLIQUES=3) ;;
   *) echo "unknown layout $layout" >&2; exit 2 ;;
 esac
 if [[ "$preload" != none ]]; then

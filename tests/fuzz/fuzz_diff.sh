@@ -6,7 +6,7 @@
 # variant's listing and the differing digest lines.
 #
 #   fuzz_diff.sh --runner tests/run_mpi.sh --shim librmashim.so \
-#       --program rma_fuzz --ranks N --layout node|oddeven|cliques2 \
+#       --program rma_fuzz --ranks N --layout node|oddeven|cliques3 \
 #       --seeds 1-5,9 [--ops N] [--minimize SECONDS] [--timeout SECONDS]
 #       [--tries N] [--exclude FEATURES] [--batch K] [--quiet]
 #       [--skip-native-failures]
