@@ -9,10 +9,12 @@
 #     shim must warn exactly once per window that does not fit ("u" specs).
 #   faults.sh leftover SHIM PROGRAM RANKS LAYOUT MODE
 #     fault_rma alive MODE (exit, abort, kill) under the shim; afterwards,
-#     once every process of the job is gone, no rmashim.* name may remain.
+#     once every process of the job is gone, nothing of ours may remain in
+#     /dev/shm: no name, and no space held by unnamed files (node segments
+#     are unnamed; the space they held while alive is checked too).
 #   faults.sh churn SHIM PROGRAM RANKS LAYOUT ROUNDS
 #     ROUNDS times: fault_rma churn (windows created and freed in a loop),
-#     one rank SIGKILLed from outside at a random moment; no rmashim.* name
+#     one rank SIGKILLed from outside at a random moment; nothing of ours
 #     may remain.
 #
 # Needs root (unshare --mount) or unprivileged user namespaces (unshare -rm);
@@ -60,7 +62,7 @@ layout_env=()
 case "$layout" in
   node) ;;
   oddeven) layout_env+=(MPIR_CVAR_ODD_EVEN_CLIQUES=1) ;;
-  cliques2) layout_env+=(MPIR_CVAR_NUM_CLIQUES=2) ;;
+  cliques3) layout_env+=(MPIR_CVAR_NUM_CLIQUES=3) ;;
   *) fail "unknown layout $layout" ;;
 esac
 
@@ -73,10 +75,21 @@ run() {
   mpirun -n "$ranks" env "${env_args[@]}" "$program" "$@"
 }
 
-no_names_left() {
-  local left
-  left=$(find /dev/shm -maxdepth 1 -name 'rmashim.*' -printf '%f ')
+# KiB of the private /dev/shm used by files without a name there: node
+# segments are unnamed tmpfs files, so a leaked one shows up here only.
+unnamed_kib() {
+  local used named
+  used=$(df -k --output=used /dev/shm | tail -1 | tr -d ' ')
+  named=$(find /dev/shm -maxdepth 1 -type f -printf '%b\n' | awk '{s += $1} END {print int(s / 2)}')
+  echo $((used - named))
+}
+
+nothing_left() {
+  local left unnamed
+  left=$(find /dev/shm -maxdepth 1 -name 'rmashim*' -printf '%f ')
   [[ -z $left ]] || fail "$1: left in /dev/shm: $left"
+  unnamed=$(unnamed_kib)
+  ((unnamed == 0)) || fail "$1: ${unnamed} KiB of unnamed files left in /dev/shm"
 }
 
 # Every process of the job (ranks and their launcher proxies) must be gone
@@ -115,7 +128,7 @@ case "$cmd" in
     ((warnings == expected_warnings)) ||
       fail "$warnings exhaustion warnings, expected $expected_warnings"
     ((others == warnings)) || fail "unexpected rmashim lines on stderr"
-    no_names_left "after the run"
+    nothing_left "after the run"
     cat "$out/shim.out"
     echo "ok: identical to native, $warnings warning line(s), $((SECONDS - start)) s"
     ;;
@@ -140,7 +153,11 @@ case "$cmd" in
       *) fail "unknown mode $mode" ;;
     esac
     wait_job_gone "$piddir"
-    no_names_left "after $mode"
+    alive_kib=$(cat "$piddir/alive_unnamed_kib") || fail "no usage recorded while alive"
+    # Every rank's 1 MiB MPI_Win_allocate segment at least.
+    ((alive_kib >= ranks * 1024)) ||
+      fail "only ${alive_kib} KiB unnamed in /dev/shm while windows were alive"
+    nothing_left "after $mode"
     echo "ok: $mode, mpirun exit $rc, nothing left in /dev/shm"
     ;;
   churn)
@@ -165,7 +182,7 @@ case "$cmd" in
       ((rc != 0)) || fail "round $round: job exited 0 after a SIGKILL"
       if grep -q FAIL "$piddir.err"; then cat "$piddir.err" >&2; fail "round $round: a rank failed its checks"; fi
       wait_job_gone "$piddir"
-      no_names_left "round $round (rank $victim killed)"
+      nothing_left "round $round (rank $victim killed)"
     done
     echo "ok: $rounds rounds, a rank killed amid window creation each time, nothing left"
     ;;
