@@ -144,6 +144,33 @@ TEST_P(DartCollective, ReductionsMatchReference) {
   EXPECT_DOUBLE_EQ(1.5 * n() + n() * (n() - 1) / 2.0, dsum);
 }
 
+// DASH's DART_OP_MINMAX: (min, max) pairs reduced in one call, every basic
+// width represented by int and double; an odd count is not pairs.
+TEST_P(DartCollective, MinMaxPairsMatchReference) {
+  std::vector<double> pairs = {1.0 * Value(me(), 0), 1.0 * Value(me(), 0),
+                               -0.5 * me(), 2.0 * me()};
+  std::vector<double> ref = pairs;
+  for (int u = 0; u < n(); ++u) {
+    ref[0] = std::min(ref[0], 1.0 * Value(u, 0));
+    ref[1] = std::max(ref[1], 1.0 * Value(u, 0));
+    ref[2] = std::min(ref[2], -0.5 * u);
+    ref[3] = std::max(ref[3], 2.0 * u);
+  }
+  std::vector<double> got(4, 0);
+  ASSERT_EQ(DART_OK, dart_allreduce(pairs.data(), got.data(), 4,
+                                    DART_TYPE_DOUBLE, DART_OP_MINMAX, team_));
+  EXPECT_EQ(ref, got);
+  int mine[2] = {me() * 3 - 4, me() * 3 - 4}, reduced[2] = {0, 0};
+  ASSERT_EQ(DART_OK, dart_reduce(mine, reduced, 2, DART_TYPE_INT,
+                                 DART_OP_MINMAX, DART_TEAM_UNIT_ID(0), team_));
+  if (me() == 0) {
+    EXPECT_EQ(-4, reduced[DART_OP_MINMAX_MIN]);
+    EXPECT_EQ((n() - 1) * 3 - 4, reduced[DART_OP_MINMAX_MAX]);
+  }
+  EXPECT_EQ(DART_ERR_INVAL, dart_allreduce(mine, reduced, 1, DART_TYPE_INT,
+                                           DART_OP_MINMAX, team_));
+}
+
 TEST_P(DartCollective, Alltoall) {
   const int k = 2;
   std::vector<short> out(k * n()), in(k * n(), -1);

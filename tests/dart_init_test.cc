@@ -3,6 +3,9 @@
 // arguments DART_ERR_INVAL (never a crash). Own main(): it checks the
 // uninitialized state around the GoogleTest run.
 #include <dart/dart.h>
+// DASH's include paths name the same headers.
+#include <dash/dart/if/dart.h>
+#include <dash/dart/if/dart_communication.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -72,6 +75,9 @@ int CountNotInitFailures() {
   expect(dart_unit_locality(DART_TEAM_ALL, DART_TEAM_UNIT_ID(0), &loc),
          "dart_unit_locality");
   expect(dart_gptr_getaddr(gptr, &addr), "dart_gptr_getaddr");
+  expect(dart_gptr_setaddr(&gptr, &value), "dart_gptr_setaddr");
+  expect(dart_gptr_incaddr(&gptr, 8), "dart_gptr_incaddr");
+  expect(dart_gptr_setunit(&gptr, DART_TEAM_UNIT_ID(0)), "dart_gptr_setunit");
   expect(dart_send(&value, 1, DART_TYPE_INT, 0, DART_GLOBAL_UNIT_ID(0)),
          "dart_send");
   return failures;

@@ -63,7 +63,7 @@ TEST(DartLock, NoLostUpdates) {
   dart_barrier(DART_TEAM_ALL);
   ASSERT_EQ(DART_OK, dart_team_memfree(counter));
   ASSERT_EQ(DART_OK, dart_team_lock_destroy(&lock));
-  EXPECT_EQ(nullptr, lock);
+  EXPECT_EQ(DART_LOCK_NULL, lock);
 }
 
 // Unit 0 holds the lock while the others queue up one after another (unit

@@ -103,6 +103,8 @@ enum class Form {
   kHandleLocal,
   kTestLocal,
   kFlushLocalAll,
+  // Handles freed while in flight: the puts complete at the next flush.
+  kFreedHandle,
 };
 
 void PutToAll(const Segment& s, Form form, size_t n) {
@@ -131,6 +133,7 @@ void PutToAll(const Segment& s, Form form, size_t n) {
       case Form::kTestEach:
       case Form::kHandleLocal:
       case Form::kTestLocal:
+      case Form::kFreedHandle:
         handles.push_back(DART_HANDLE_NULL);
         ASSERT_EQ(DART_OK,
                   dart_put_handle(g, data.back().data(), n, DART_TYPE_INT,
@@ -172,6 +175,10 @@ void PutToAll(const Segment& s, Form form, size_t n) {
   if (form == Form::kFlushLocalAll) {
     ASSERT_EQ(DART_OK, dart_flush_local_all(s.gptr()));
   }
+  if (form == Form::kFreedHandle) {
+    for (dart_handle_t& h : handles) ASSERT_EQ(DART_OK, dart_handle_free(&h));
+    ASSERT_EQ(DART_OK, dart_flush_all(s.gptr()));
+  }
   if (form == Form::kHandleLocal || form == Form::kTestLocal ||
       form == Form::kFlushLocalAll) {
     for (auto& block : data) std::fill(block.begin(), block.end(), -1);
@@ -207,6 +214,9 @@ TEST_F(DartPut, LocallyTestedHandlesToEveryUnit) {
 }
 TEST_F(DartPut, FlushLocalAllToEveryUnit) {
   PutToAll(*segment_, Form::kFlushLocalAll, 500);
+}
+TEST_F(DartPut, FreedHandlesCompleteAtFlush) {
+  PutToAll(*segment_, Form::kFreedHandle, 300);
 }
 TEST_F(DartPut, LargeBlocksToEveryUnit) {
   PutToAll(*segment_, Form::kFlushAll, kMaxPerUnit);
@@ -394,6 +404,74 @@ TEST(DartMemalloc, EveryUnitReachesEveryUnitsHeap) {
   }
   dart_barrier(DART_TEAM_ALL);
   ASSERT_EQ(DART_OK, dart_memfree(mine));
+}
+
+// Strided and indexed types on the other two kinds of memory: the
+// non-collective heap and registered user memory (cross-memory attach on one
+// node). Unit u puts column u % cols of every unit's rows x cols matrix with
+// a strided target type, then reads row 1 back through an indexed one.
+void StridedAndIndexedOn(const std::vector<dart_gptr_t>& all, int32_t* mine) {
+  const size_t rows = 40, cols = 6;
+  dart_datatype_t column, row_pairs;
+  ASSERT_EQ(DART_OK, dart_type_create_strided(DART_TYPE_INT, cols, 1, &column));
+  const size_t blocklen[] = {2, 3}, offset[] = {0, 3};  // row 1: 0,1,3,4,5
+  ASSERT_EQ(DART_OK, dart_type_create_indexed(DART_TYPE_INT, 2, blocklen,
+                                              offset, &row_pairs));
+  std::vector<int32_t> values(rows);
+  for (size_t r = 0; r < rows; ++r) values[r] = Pattern(MyId(), 1, r);
+  for (int to = 0; to < Size(); ++to) {
+    ASSERT_EQ(DART_OK,
+              dart_put_blocking(At(all[to], to, 4 * (MyId() % cols)),
+                                values.data(), rows, DART_TYPE_INT, column));
+  }
+  dart_barrier(DART_TEAM_ALL);
+  // Columns are written by the highest unit u with u % cols == c.
+  auto expected = [&](size_t r, size_t c) {
+    int writer = -1;
+    for (int u = 0; u < Size(); ++u) {
+      if (static_cast<size_t>(u) % cols == c) writer = u;
+    }
+    return writer < 0 ? -1 : Pattern(writer, 1, r);
+  };
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < cols; ++c) {
+      ASSERT_EQ(expected(r, c), mine[r * cols + c]) << r << "," << c;
+    }
+  }
+  for (int from = 0; from < Size(); ++from) {
+    std::vector<int32_t> got(5, 0);
+    ASSERT_EQ(DART_OK, dart_get_blocking(got.data(), At(all[from], from, 4 * cols),
+                                         5, row_pairs, DART_TYPE_INT));
+    const size_t picked[] = {0, 1, 3, 4, 5};
+    for (int i = 0; i < 5; ++i) {
+      ASSERT_EQ(expected(1, picked[i]), got[i]) << "from " << from;
+    }
+  }
+  dart_barrier(DART_TEAM_ALL);
+  ASSERT_EQ(DART_OK, dart_type_destroy(&column));
+  ASSERT_EQ(DART_OK, dart_type_destroy(&row_pairs));
+}
+
+TEST(DartTypes, StridedAndIndexedOnHeapMemory) {
+  const size_t n = 40 * 6;
+  dart_gptr_t g;
+  ASSERT_EQ(DART_OK, dart_memalloc(n, DART_TYPE_INT, &g));
+  int32_t* mine = nullptr;
+  ASSERT_EQ(DART_OK, dart_gptr_getaddr(g, reinterpret_cast<void**>(&mine)));
+  std::fill(mine, mine + n, -1);
+  const std::vector<dart_gptr_t> all = AllGptrs(g);
+  StridedAndIndexedOn(all, mine);
+  ASSERT_EQ(DART_OK, dart_memfree(g));
+}
+
+TEST(DartTypes, StridedAndIndexedOnRegisteredMemory) {
+  std::vector<int32_t> memory(40 * 6, -1);
+  dart_gptr_t g;
+  ASSERT_EQ(DART_OK,
+            dart_team_memregister_aligned(DART_TEAM_ALL, memory.size(),
+                                          DART_TYPE_INT, memory.data(), &g));
+  StridedAndIndexedOn(std::vector<dart_gptr_t>(Size(), g), memory.data());
+  ASSERT_EQ(DART_OK, dart_team_memderegister(g));
 }
 
 // Registered user memory: every unit puts into every unit's vector.

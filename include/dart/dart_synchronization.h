@@ -13,6 +13,8 @@ extern "C" {
 
 typedef struct dart_lock_struct *dart_lock_t;
 
+#define DART_LOCK_NULL ((dart_lock_t)NULL)
+
 /* Collective over `teamid`. */
 dart_ret_t dart_team_lock_init(dart_team_t teamid, dart_lock_t *lock);
 /* Collective over the lock's team; sets *lock to NULL. */

@@ -43,8 +43,14 @@ typedef enum {
   DART_OP_BXOR,
   DART_OP_LXOR,
   DART_OP_REPLACE, /* accumulate / fetch-and-op only */
-  DART_OP_NO_OP    /* fetch-and-op only: read atomically */
+  DART_OP_NO_OP,   /* fetch-and-op only: read atomically */
+  DART_OP_MINMAX   /* reductions only: elements are (min, max) pairs,
+                      reduced to the smallest min and the largest max */
 } dart_operation_t;
+
+/* Positions within a DART_OP_MINMAX pair. */
+#define DART_OP_MINMAX_MIN 0
+#define DART_OP_MINMAX_MAX 1
 
 /* A data type: one of the basic DART_TYPE_* values below, or a handle from
  * dart_type_create_strided / dart_type_create_indexed. */

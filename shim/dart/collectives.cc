@@ -1,5 +1,6 @@
 // Collectives over a team's communicator and two-sided messages between
 // global units: MPI's (large-count forms), after argument checks.
+#include <algorithm>
 #include <climits>
 #include <vector>
 
@@ -45,11 +46,53 @@ bool ValidRoot(const Call& c, dart_team_unit_t root) {
   return root.id >= 0 && root.id < c.team->size;
 }
 
-// Reductions take basic types and the arithmetic/logical operations only.
-MPI_Op ReductionOp(dart_datatype_t dtype, dart_operation_t op) {
+// DART_OP_MINMAX on `len` elements of type T: (min, max) pairs.
+template <typename T>
+void MinMaxPairs(const void* in, void* inout, int len) {
+  const T* a = static_cast<const T*>(in);
+  T* b = static_cast<T*>(inout);
+  for (int i = 0; i + 1 < len; i += 2) {
+    b[i + DART_OP_MINMAX_MIN] =
+        std::min(a[i + DART_OP_MINMAX_MIN], b[i + DART_OP_MINMAX_MIN]);
+    b[i + DART_OP_MINMAX_MAX] =
+        std::max(a[i + DART_OP_MINMAX_MAX], b[i + DART_OP_MINMAX_MAX]);
+  }
+}
+
+void MinMax(void* in, void* inout, int* len, MPI_Datatype* type) {
+  const MPI_Datatype t = *type;
+  if (t == MPI_BYTE) MinMaxPairs<unsigned char>(in, inout, *len);
+  if (t == MPI_SHORT) MinMaxPairs<short>(in, inout, *len);
+  if (t == MPI_INT) MinMaxPairs<int>(in, inout, *len);
+  if (t == MPI_UNSIGNED) MinMaxPairs<unsigned>(in, inout, *len);
+  if (t == MPI_LONG) MinMaxPairs<long>(in, inout, *len);
+  if (t == MPI_UNSIGNED_LONG) MinMaxPairs<unsigned long>(in, inout, *len);
+  if (t == MPI_LONG_LONG) MinMaxPairs<long long>(in, inout, *len);
+  if (t == MPI_UNSIGNED_LONG_LONG) {
+    MinMaxPairs<unsigned long long>(in, inout, *len);
+  }
+  if (t == MPI_FLOAT) MinMaxPairs<float>(in, inout, *len);
+  if (t == MPI_DOUBLE) MinMaxPairs<double>(in, inout, *len);
+  if (t == MPI_LONG_DOUBLE) MinMaxPairs<long double>(in, inout, *len);
+}
+
+// Created on first use; MPI frees it at MPI_Finalize.
+MPI_Op MinMaxOp() {
+  static const MPI_Op op = [] {
+    MPI_Op created;
+    PMPI_Op_create(MinMax, /*commute=*/1, &created);
+    return created;
+  }();
+  return op;
+}
+
+// Reductions take basic types and the arithmetic/logical operations only;
+// DART_OP_MINMAX takes whole pairs.
+MPI_Op ReductionOp(dart_datatype_t dtype, dart_operation_t op, size_t nelem) {
   if (!IsBasic(dtype) || op == DART_OP_REPLACE || op == DART_OP_NO_OP) {
     return MPI_OP_NULL;
   }
+  if (op == DART_OP_MINMAX) return nelem % 2 == 0 ? MinMaxOp() : MPI_OP_NULL;
   return MpiOp(op);
 }
 
@@ -172,7 +215,7 @@ dart_ret_t dart_allreduce(const void* sendbuf, void* recvbuf, size_t nelem,
                           dart_team_t team) {
   Call c;
   if (dart_ret_t rc = Prepare(team, nelem, dtype, &c)) return rc;
-  const MPI_Op mpi_op = ReductionOp(dtype, op);
+  const MPI_Op mpi_op = ReductionOp(dtype, op, nelem);
   if (mpi_op == MPI_OP_NULL || !Buffer(sendbuf, nelem) ||
       !Buffer(recvbuf, nelem)) {
     return DART_ERR_INVAL;
@@ -187,7 +230,7 @@ dart_ret_t dart_reduce(const void* sendbuf, void* recvbuf, size_t nelem,
                        dart_team_unit_t root, dart_team_t team) {
   Call c;
   if (dart_ret_t rc = Prepare(team, nelem, dtype, &c)) return rc;
-  const MPI_Op mpi_op = ReductionOp(dtype, op);
+  const MPI_Op mpi_op = ReductionOp(dtype, op, nelem);
   const bool is_root = root.id == c.team->myid;
   if (mpi_op == MPI_OP_NULL || !ValidRoot(c, root) || !Buffer(sendbuf, nelem) ||
       (is_root && !Buffer(recvbuf, nelem))) {

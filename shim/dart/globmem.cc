@@ -205,12 +205,14 @@ dart_ret_t dart_gptr_setaddr(dart_gptr_t* gptr, void* addr) {
 }
 
 dart_ret_t dart_gptr_incaddr(dart_gptr_t* gptr, int64_t offs) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
   if (gptr == nullptr) return DART_ERR_INVAL;
   gptr->addr_or_offs.offset += static_cast<uint64_t>(offs);
   return DART_OK;
 }
 
 dart_ret_t dart_gptr_setunit(dart_gptr_t* gptr, dart_team_unit_t unit) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
   if (gptr == nullptr || unit.id < 0 || unit.id >= (1 << 23)) {
     return DART_ERR_INVAL;
   }

@@ -160,6 +160,11 @@ dart_ret_t dart_exit(void) {
   ReleaseTeamResources(*s.teams[DART_TEAM_ALL]);
   s.teams[DART_TEAM_ALL].reset();
   s.team_ids.reset();
+  if (s.heap.win() != MPI_WIN_NULL) {
+    // Requests of freed handles on the heap complete with this flush.
+    PMPI_Win_flush_all(s.heap.win());
+    s.handles.Reap(s.heap.win(), /*all_complete=*/true);
+  }
   s.heap.Finalize();
   s.types.Clear();
   for (dart_group_t g : s.groups) delete g;

@@ -216,12 +216,14 @@ dart_ret_t Flush(const dart_gptr_t& g, bool all, bool local_only) {
     if (!any) return DART_OK;
     rc = local_only ? PMPI_Win_flush_local_all(win) : PMPI_Win_flush_all(win);
     if (!local_only) std::fill(pending->begin(), pending->end(), 0);
+    g_dart.handles.Reap(win, /*all_complete=*/rc == MPI_SUCCESS);
   } else {
     uint8_t& p = (*pending)[g.unitid];
     if (!p) return DART_OK;
     rc = local_only ? PMPI_Win_flush_local(g.unitid, win)
                     : PMPI_Win_flush(g.unitid, win);
     if (!local_only) p = 0;
+    g_dart.handles.Reap(win, /*all_complete=*/false);
   }
   return FromMpi(rc);
 }
@@ -371,8 +373,7 @@ dart_ret_t dart_handle_free(dart_handle_t* handle) {
   if (h == DART_HANDLE_NULL) return DART_OK;
   if (!g_dart.handles.Valid(h)) return DART_ERR_INVAL;
   // The operation completes at the segment's next flush.
-  if (h->request != MPI_REQUEST_NULL) PMPI_Request_free(&h->request);
-  g_dart.handles.Give(h);
+  g_dart.handles.Release(h);
   *handle = DART_HANDLE_NULL;
   return DART_OK;
 }

@@ -26,6 +26,7 @@ int Team::ToTeamUnit(dart_unit_t unit) const {
 
 Segment::~Segment() {
   if (locked_all) PMPI_Win_unlock_all(rma_win);
+  g_dart.handles.Reap(rma_win, /*all_complete=*/true);
   window.reset();  // collective: frees the core's MPI objects
   if (plain_win != MPI_WIN_NULL) PMPI_Win_free(&plain_win);
 }
@@ -46,6 +47,24 @@ void HandlePool::Give(dart_handle_t h) {
   h->in_use = false;
   h->request = MPI_REQUEST_NULL;
   free_.push_back(h);
+}
+
+void HandlePool::Release(dart_handle_t h) {
+  if (h->request != MPI_REQUEST_NULL) released_.emplace_back(h->win, h->request);
+  Give(h);
+}
+
+void HandlePool::Reap(MPI_Win win, bool all_complete) {
+  std::erase_if(released_, [&](std::pair<MPI_Win, MPI_Request>& r) {
+    if (r.first != win) return false;
+    int done = 1;
+    if (all_complete) {
+      PMPI_Wait(&r.second, MPI_STATUS_IGNORE);
+    } else {
+      PMPI_Test(&r.second, &done, MPI_STATUS_IGNORE);
+    }
+    return done != 0;
+  });
 }
 
 bool HandlePool::Valid(dart_handle_t h) const {

@@ -142,11 +142,19 @@ class HandlePool {
   void Give(dart_handle_t h);
   // Whether `h` is a handle of this pool currently handed out.
   bool Valid(dart_handle_t h) const;
+  // dart_handle_free of an incomplete handle: MPICH 4.0.2 cannot
+  // MPI_Request_free an RMA request, so the request is kept until a flush
+  // of its window has completed it, and the handle goes back to the pool.
+  void Release(dart_handle_t h);
+  // Frees the kept requests of `win` that have completed. With
+  // `all_complete` (after a flush_all or unlock_all of `win`) they all have.
+  void Reap(MPI_Win win, bool all_complete);
 
  private:
   static constexpr size_t kSlab = 256;
   std::vector<std::unique_ptr<dart_handle_struct[]>> slabs_;
   std::vector<dart_handle_t> free_;
+  std::vector<std::pair<MPI_Win, MPI_Request>> released_;
 };
 
 struct State {
