@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <utility>
 
@@ -34,6 +35,7 @@ const char* Name(SyncKind k) {
 const char* Name(Fallback f) {
   static const char* const kNames[] = {
       "unmanaged flavor (dynamic window)", "opted out (info key or RMASHIM_DISABLE)",
+      "no node-shared memory (/dev/shm full, attach refused)",
       "window spans nodes (accumulate/PSCW rule)",
       "accumulate on MPI_Win_create memory", "datatype not flattened"};
   return kNames[int(f)];
@@ -49,16 +51,14 @@ uint64_t PayloadBytes(int count, MPI_Datatype type) {
   return uint64_t(count) * uint64_t(size);
 }
 
-void CountUnmanagedOp(MPI_Win win, OpKind kind, int target, int count,
-                      MPI_Datatype type) {
+void RecordUnmanagedOp(MPI_Win win, OpKind kind, int target, int count,
+                       MPI_Datatype type) {
   WindowProfile* p = UnmanagedProfile(win);
   if (p == nullptr || target == MPI_PROC_NULL) return;
   const Reach reach = g_profiler.ReachOf(win, target);
   CountOp(p, kind, reach, count, type);
   if (reach != Reach::kRemote) {
-    CountFallback(p, std::strcmp(p->flavor, "dynamic") == 0
-                         ? Fallback::kUnmanagedFlavor
-                         : Fallback::kOptedOut);
+    CountFallback(p, p->unmanaged_why);
   }
 }
 
@@ -69,8 +69,19 @@ void Profiler::Start(bool thread_multiple) {
   if (on_ && std::strcmp(value, "1") != 0) json_path_ = value;
 }
 
+WindowProfile* Profiler::OpenManaged(MPI_Win win, MPI_Comm comm,
+                                     const char* flavor) {
+  return Open(win, comm, flavor, true, Fallback::kOptedOut);
+}
+
+WindowProfile* Profiler::OpenUnmanaged(MPI_Win win, MPI_Comm comm,
+                                       const char* flavor,
+                                       Fallback unmanaged_why) {
+  return Open(win, comm, flavor, false, unmanaged_why);
+}
+
 WindowProfile* Profiler::Open(MPI_Win win, MPI_Comm comm, const char* flavor,
-                              bool managed) {
+                              bool managed, Fallback unmanaged_why) {
   if (!on_) return nullptr;
   int rank = 0, size = 0, zero = 0, owner = 0;
   PMPI_Comm_rank(comm, &rank);
@@ -98,6 +109,7 @@ WindowProfile* Profiler::Open(MPI_Win win, MPI_Comm comm, const char* flavor,
   PMPI_Comm_rank(MPI_COMM_WORLD, &p.world_rank);
   std::snprintf(p.flavor, sizeof(p.flavor), "%s", flavor);
   p.managed = managed;
+  p.unmanaged_why = unmanaged_why;
   Live live{&p, std::vector<uint8_t>(size), rank};
   for (int r = 0; r < size; ++r) live.node_local[r] = in_node[r] != MPI_UNDEFINED;
   live_[win] = std::move(live);
@@ -285,9 +297,10 @@ void WriteJson(const std::string& path, const std::vector<Merged>& windows,
     std::fprintf(f, "},\n  ");
     JsonStat(f, "contended_locks", m.contended);
     std::fprintf(f, "\"fallbacks\": {");
-    static const char* const kKeys[] = {"unmanaged_flavor", "opted_out",
-                                        "multi_node_window", "create_accumulate",
-                                        "datatype"};
+    static const char* const kKeys[] = {
+        "unmanaged_flavor", "opted_out",         "no_shared_memory",
+        "multi_node_window", "create_accumulate", "datatype"};
+    static_assert(std::size(kKeys) == size_t(Fallback::kCount));
     for (int b = 0; b < int(Fallback::kCount); ++b) {
       JsonStat(f, kKeys[b], m.fallbacks[b], b + 1 == int(Fallback::kCount));
     }

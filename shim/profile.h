@@ -30,6 +30,7 @@ enum class SyncKind : uint8_t {
 enum class Fallback : uint8_t {
   kUnmanagedFlavor,     // MPI_Win_create_dynamic
   kOptedOut,            // info rmashim_managed=false, or RMASHIM_DISABLE
+  kNoSharedMemory,      // /dev/shm exhausted, cross-memory attach refused
   kMultiNodeWindow,     // accumulate family / PSCW on a window spanning nodes
   kCreateAccumulate,    // accumulate on MPI_Win_create memory (not mapped)
   kDatatype,            // layout the shim does not flatten (darray, ...)
@@ -50,6 +51,7 @@ struct WindowProfile {
   char flavor[12] = {};
   char name[64] = {};  // MPI_Win_set_name, if any
   bool managed = false;
+  Fallback unmanaged_why = Fallback::kOptedOut;  // when not managed
   struct Ops {
     uint64_t count, bytes;
   } ops[int(OpKind::kCount)][int(Reach::kCount)] = {};
@@ -68,10 +70,11 @@ class Profiler {
   void Start(bool thread_multiple);
   bool on() const { return on_; }
 
-  // Collective over `comm` (window creation): a new record for `win`, whose
-  // ranks' node-locality is `node_local` (by window rank).
-  WindowProfile* Open(MPI_Win win, MPI_Comm comm, const char* flavor,
-                      bool managed);
+  // Collective over `comm` (window creation): a new record for `win`, a
+  // managed window or one left to MPI for the reason `unmanaged_why`.
+  WindowProfile* OpenManaged(MPI_Win win, MPI_Comm comm, const char* flavor);
+  WindowProfile* OpenUnmanaged(MPI_Win win, MPI_Comm comm, const char* flavor,
+                               Fallback unmanaged_why);
   // The record of a live window, or nullptr.
   WindowProfile* Find(MPI_Win win);
   // Reach of `target` in an unmanaged window's group.
@@ -85,6 +88,8 @@ class Profiler {
   bool thread_multiple() const { return thread_multiple_; }
 
  private:
+  WindowProfile* Open(MPI_Win win, MPI_Comm comm, const char* flavor,
+                      bool managed, Fallback unmanaged_why);
   struct Live {
     WindowProfile* record;
     std::vector<uint8_t> node_local;  // by window rank
@@ -131,9 +136,13 @@ inline void CountOp(WindowProfile* p, OpKind kind, Reach reach, int count,
 }
 
 // The same for a window the shim does not manage: node-local operations on
-// it are counted as fallbacks too.
-void CountUnmanagedOp(MPI_Win win, OpKind kind, int target, int count,
-                      MPI_Datatype type);
+// it are counted as fallbacks too. Inline, so profiling off costs one branch.
+void RecordUnmanagedOp(MPI_Win win, OpKind kind, int target, int count,
+                       MPI_Datatype type);
+inline void CountUnmanagedOp(MPI_Win win, OpKind kind, int target, int count,
+                             MPI_Datatype type) {
+  if (g_profiler.on()) RecordUnmanagedOp(win, kind, target, count, type);
+}
 inline WindowProfile* UnmanagedProfile(MPI_Win win) {
   return g_profiler.on() ? g_profiler.Find(win) : nullptr;
 }

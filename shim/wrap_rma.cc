@@ -90,7 +90,8 @@ int PutOrGet(MPI_Win win, const Transfer& x, MPI_Request* request) {
     }
     if (TryDirect(*w, x, &rc)) {
       if (rc == MPI_SUCCESS && request != nullptr) *request = kCompletedRequest;
-      if (rc == MPI_SUCCESS && x.target != MPI_PROC_NULL) {
+      if (w->profile != nullptr && rc == MPI_SUCCESS &&
+          x.target != MPI_PROC_NULL) {
         CountOp(w->profile, kind, w->reach(x.target), x.origin_count,
                 x.origin_type);
       }

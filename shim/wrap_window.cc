@@ -38,7 +38,7 @@ int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm,
   const int rc = create();
   if (rc != MPI_SUCCESS) return rc;
   if (!runtime().enabled() || InfoOptsOut(info)) {
-    g_profiler.Open(*win, comm, flavor_name, false);
+    g_profiler.OpenUnmanaged(*win, comm, flavor_name, Fallback::kOptedOut);
     return rc;
   }
   void* base = nullptr;
@@ -62,8 +62,12 @@ int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm,
     std::fprintf(stderr, "rmashim: too many managed windows\n");
     w = nullptr;  // stays alive, unused: freeing it here is not collective
   }
-  WindowProfile* profile = g_profiler.Open(*win, comm, flavor_name, w != nullptr);
-  if (w != nullptr) w->profile = profile;
+  if (w != nullptr) {
+    w->profile = g_profiler.OpenManaged(*win, comm, flavor_name);
+  } else {
+    g_profiler.OpenUnmanaged(*win, comm, flavor_name,
+                             Fallback::kNoSharedMemory);
+  }
   return MPI_SUCCESS;
 }
 
@@ -83,7 +87,9 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
       disp_unit <= 0 || comm == MPI_COMM_NULL || baseptr == nullptr ||
       win == nullptr) {
     const int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
-    if (rc == MPI_SUCCESS) g_profiler.Open(*win, comm, "allocate", false);
+    if (rc == MPI_SUCCESS) {
+      g_profiler.OpenUnmanaged(*win, comm, "allocate", Fallback::kOptedOut);
+    }
     return rc;
   }
   ManagedWindow* w = nullptr;
@@ -92,7 +98,10 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
   if (rc == MPI_ERR_NO_MEM) {  // node-shared memory exhausted: plain MPI
     WarnOnce(comm, "node-shared memory exhausted; window left to MPI");
     const int prc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
-    if (prc == MPI_SUCCESS) g_profiler.Open(*win, comm, "allocate", false);
+    if (prc == MPI_SUCCESS) {
+      g_profiler.OpenUnmanaged(*win, comm, "allocate",
+                               Fallback::kNoSharedMemory);
+    }
     return prc;
   }
   if (rc != MPI_SUCCESS) return rc;
@@ -102,13 +111,15 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
     return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
   }
   *win = w->app_win();
-  w->profile = g_profiler.Open(*win, comm, "allocate", true);
+  w->profile = g_profiler.OpenManaged(*win, comm, "allocate");
   return MPI_SUCCESS;
 }
 
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
   const int rc = PMPI_Win_create_dynamic(info, comm, win);
-  if (rc == MPI_SUCCESS) g_profiler.Open(*win, comm, "dynamic", false);
+  if (rc == MPI_SUCCESS) {
+    g_profiler.OpenUnmanaged(*win, comm, "dynamic", Fallback::kUnmanagedFlavor);
+  }
   return rc;
 }
 

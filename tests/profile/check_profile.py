@@ -12,13 +12,15 @@ import json
 import sys
 
 K_PUTS, K_GETS, K_ACCS, K_OPTOUT_PUTS, K_LOCKS = 3, 2, 5, 4, 2
+K_REQUESTS, K_FENCES, K_PSCW_ROUNDS, K_DYNAMIC_PUTS = 2, 3, 2, 3
 OPS = ["put", "get", "accumulate", "get_accumulate", "fetch_and_op",
        "compare_and_swap", "rput", "rget", "raccumulate", "rget_accumulate"]
 REACHES = ["self", "node", "remote"]
 SYNCS = ["lock", "unlock", "lock_all", "unlock_all", "flush", "flush_local",
          "flush_all", "flush_local_all", "sync", "fence", "post", "start",
          "complete", "wait", "test"]
-FALLBACKS = ["unmanaged_flavor", "opted_out", "multi_node_window",
+FALLBACKS = ["unmanaged_flavor", "opted_out", "no_shared_memory",
+             "multi_node_window",
              "create_accumulate", "datatype"]
 
 
@@ -27,8 +29,8 @@ def node_of(rank, ranks, layout):
         return 0
     if layout == "oddeven":
         return rank % 2
-    if layout == "cliques2":  # MPICH: two blocks of consecutive ranks
-        return 0 if rank < (ranks + 1) // 2 else 1
+    if layout == "cliques3":  # MPICH 4.0.2 deals ranks out round-robin
+        return rank % 3
     raise ValueError(layout)
 
 
@@ -46,11 +48,16 @@ def check_stat(stat, where):
 
 def check_schema(doc):
     assert doc["schema"] == "rmashim-profile-1"
+    assert set(doc) == {"schema", "ranks", "windows"}, doc.keys()
     for w in doc["windows"]:
-        for key in ["id", "name", "flavor", "managed", "ranks", "ops", "sync",
-                    "contended_locks", "fallbacks", "busiest_rank",
-                    "busiest_rank_ops"]:
-            assert key in w, key
+        assert set(w) == {"id", "name", "flavor", "managed", "ranks", "ops",
+                          "sync", "contended_locks", "fallbacks",
+                          "busiest_rank", "busiest_rank_ops"}, w.keys()
+        assert w["flavor"] in ("allocate", "shared", "create", "dynamic")
+        assert isinstance(w["managed"], bool) and isinstance(w["name"], str)
+        owner, sequence = w["id"].split(".")
+        assert int(owner) >= 0 and int(sequence) >= 0, w["id"]
+        assert 0 <= w["busiest_rank"] < doc["ranks"]
         assert set(w["ops"]) == set(OPS)
         for op in OPS:
             assert set(w["ops"][op]) == set(REACHES)
@@ -58,7 +65,16 @@ def check_schema(doc):
                 check_stat(w["ops"][op][r]["count"], (op, r))
                 check_stat(w["ops"][op][r]["bytes"], (op, r))
         assert set(w["sync"]) == set(SYNCS)
+        for call in SYNCS:
+            assert set(w["sync"][call]) == {"calls", "seconds"}, call
+            check_stat(w["sync"][call]["calls"], call)
+            check_stat(w["sync"][call]["seconds"], call)
+        check_stat(w["contended_locks"], "contended_locks")
         assert set(w["fallbacks"]) == set(FALLBACKS)
+        for why in FALLBACKS:
+            check_stat(w["fallbacks"][why], why)
+        total = sum(w["ops"][op][r]["count"]["sum"] for op in OPS for r in REACHES)
+        assert w["busiest_rank_ops"] <= total, w["id"]
 
 
 def expect_counts(ranks, layout):
@@ -75,6 +91,31 @@ def expect_counts(ranks, layout):
         add("accumulate", o, 0, K_ACCS)
         add("compare_and_swap", o, o, 1)
     return want
+
+
+def check_requests(w, ranks, layout):
+    """Window "requests": request-based ops, fence and PSCW, exact."""
+    assert w["managed"] and w["flavor"] == "allocate"
+    want = {}
+    for o in range(ranks):
+        r = reach(o, (o + 1) % ranks, ranks, layout)
+        for op in ["rput", "rget", "raccumulate", "rget_accumulate"]:
+            want[(op, r)] = want.get((op, r), 0) + K_REQUESTS
+        want[("get_accumulate", r)] = want.get(("get_accumulate", r), 0) + 1
+        want[("put", r)] = want.get(("put", r), 0) + K_FENCES - 1 + K_PSCW_ROUNDS
+    for op in OPS:
+        for r in REACHES:
+            n = want.get((op, r), 0)
+            got = w["ops"][op][r]
+            assert got["count"]["sum"] == n, (op, r, got, n)
+            assert got["bytes"]["sum"] == 8 * n, (op, r, got, n)
+    per_rank = {"lock_all": 1, "unlock_all": 1, "fence": K_FENCES,
+                "post": K_PSCW_ROUNDS, "start": K_PSCW_ROUNDS,
+                "complete": K_PSCW_ROUNDS, "wait": K_PSCW_ROUNDS}
+    for call in SYNCS:
+        calls = w["sync"][call]["calls"]
+        n = per_rank.get(call, 0)
+        assert calls == {"sum": n * ranks, "min": n, "max": n}, (call, calls)
 
 
 def check_osu(doc):
@@ -104,7 +145,7 @@ def main():
         check_osu(doc)
         return
     by_name = {w["name"]: w for w in doc["windows"]}
-    assert set(by_name) == {"counts", "optout"}, by_name.keys()
+    assert set(by_name) == {"counts", "optout", "requests", "dynamic"}, by_name.keys()
 
     counts = by_name["counts"]
     assert counts["managed"] and counts["flavor"] == "allocate"
@@ -137,6 +178,12 @@ def main():
     assert optout["ops"]["put"]["self"]["count"]["sum"] == K_OPTOUT_PUTS * ranks
     assert optout["fallbacks"]["opted_out"]["sum"] == K_OPTOUT_PUTS * ranks
     assert optout["sync"]["lock"]["calls"]["sum"] == ranks
+    check_requests(by_name["requests"], ranks, layout)
+    dynamic = by_name["dynamic"]
+    assert not dynamic["managed"] and dynamic["flavor"] == "dynamic"
+    assert dynamic["ops"]["put"]["self"]["count"]["sum"] == K_DYNAMIC_PUTS * ranks
+    assert dynamic["fallbacks"]["unmanaged_flavor"]["sum"] == K_DYNAMIC_PUTS * ranks
+    assert sum(s["sum"] for s in dynamic["fallbacks"].values()) == K_DYNAMIC_PUTS * ranks
     print("profile ok: %d windows, %d ranks, layout %s" % (len(doc["windows"]), ranks, layout))
 
 

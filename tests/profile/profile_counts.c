@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 enum { kPuts = 3, kGets = 2, kAccs = 5, kOptOutPuts = 4, kLocks = 2 };
+enum { kRequests = 2, kFences = 3, kPscwRounds = 2, kDynamicPuts = 3 };
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -53,6 +54,69 @@ int main(int argc, char** argv) {
   MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, optout);
   for (int i = 0; i < kOptOutPuts; ++i) MPI_Put(&v, 1, MPI_LONG, rank, 0, 1, MPI_LONG, optout);
   MPI_Win_unlock(rank, optout);
+
+  /* "requests": to the right neighbour, kRequests rounds of rput, rget,
+   * raccumulate and rget_accumulate under lock_all, one get_accumulate;
+   * then kFences fences with a put between each two, and kPscwRounds
+   * post/start/complete/wait rounds with one put each. */
+  const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  long* base3;
+  MPI_Win requests;
+  MPI_Win_allocate(16 * sizeof(long), sizeof(long), MPI_INFO_NULL,
+                   MPI_COMM_WORLD, &base3, &requests);
+  MPI_Win_set_name(requests, "requests");
+  long got[4];
+  MPI_Win_lock_all(0, requests);
+  for (int i = 0; i < kRequests; ++i) {
+    MPI_Request q[4];
+    MPI_Rput(&v, 1, MPI_LONG, right, 0, 1, MPI_LONG, requests, &q[0]);
+    MPI_Rget(&got[0], 1, MPI_LONG, right, 1, 1, MPI_LONG, requests, &q[1]);
+    MPI_Raccumulate(&v, 1, MPI_LONG, right, 2, 1, MPI_LONG, MPI_SUM, requests,
+                    &q[2]);
+    MPI_Rget_accumulate(&v, 1, MPI_LONG, &got[1], 1, MPI_LONG, right, 3, 1,
+                        MPI_LONG, MPI_SUM, requests, &q[3]);
+    MPI_Status statuses[4];
+    MPI_Waitall(4, q, statuses);
+  }
+  MPI_Get_accumulate(&v, 1, MPI_LONG, &got[2], 1, MPI_LONG, right, 3, 1,
+                     MPI_LONG, MPI_SUM, requests);
+  MPI_Win_unlock_all(requests);
+  MPI_Win_fence(0, requests);
+  for (int i = 1; i < kFences; ++i) {
+    MPI_Put(&v, 1, MPI_LONG, right, 4, 1, MPI_LONG, requests);
+    MPI_Win_fence(0, requests);
+  }
+  MPI_Group world, from_left, to_right;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  MPI_Group_incl(world, 1, &left, &from_left);
+  MPI_Group_incl(world, 1, &right, &to_right);
+  for (int i = 0; i < kPscwRounds; ++i) {
+    MPI_Win_post(from_left, 0, requests);
+    MPI_Win_start(to_right, 0, requests);
+    MPI_Put(&v, 1, MPI_LONG, right, 5, 1, MPI_LONG, requests);
+    MPI_Win_complete(requests);
+    MPI_Win_wait(requests);
+  }
+  MPI_Group_free(&from_left);
+  MPI_Group_free(&to_right);
+  MPI_Group_free(&world);
+
+  /* "dynamic": a flavor the shim leaves to MPI; kDynamicPuts to itself. */
+  MPI_Win dynamic;
+  MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dynamic);
+  MPI_Win_set_name(dynamic, "dynamic");
+  long cell = 0;
+  MPI_Win_attach(dynamic, &cell, sizeof(cell));
+  MPI_Aint cell_address;
+  MPI_Get_address(&cell, &cell_address);
+  MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, dynamic);
+  for (int i = 0; i < kDynamicPuts; ++i) {
+    MPI_Put(&v, 1, MPI_LONG, rank, cell_address, 1, MPI_LONG, dynamic);
+  }
+  MPI_Win_unlock(rank, dynamic);
+  MPI_Win_detach(dynamic, &cell);
+  MPI_Win_free(&dynamic);
+  MPI_Win_free(&requests);
 
   /* Freed before finalize, like the others; the record must survive. */
   MPI_Win_free(&optout);

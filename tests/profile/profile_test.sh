@@ -10,7 +10,7 @@ here=$(dirname "$0")
 out=${TEST_TMPDIR:-$(mktemp -d)}
 RMASHIM_PROFILE="$out/profile.json" \
   "$here/../run_mpi.sh" "$ranks" "$layout" "$shim" "$@" >"$out/stdout.txt" 2>"$out/stderr.txt"
-if ! grep -q "== rmashim profile: 2 windows, $ranks ranks" "$out/stderr.txt"; then
+if ! grep -Eq "== rmashim profile: [0-9]+ windows, $ranks ranks" "$out/stderr.txt"; then
   cat "$out/stderr.txt"
   echo "text report missing" >&2
   exit 1
