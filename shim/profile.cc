@@ -142,6 +142,8 @@ void Profiler::Close(MPI_Win win) {
 
 namespace {
 
+constexpr size_t kReportColumns = 100;  // what the report must fit
+
 struct Stat {
   double sum = 0, min = 0, max = 0;
   void Add(double v, bool first) {
@@ -157,7 +159,7 @@ struct Merged {
   int ranks_seen = 0;
   Stat ops[int(OpKind::kCount)][int(Reach::kCount)][2];  // count, bytes
   Stat sync_calls[int(SyncKind::kCount)], sync_seconds[int(SyncKind::kCount)];
-  Stat contended;
+  Stat contended, contended_seconds;
   Stat fallbacks[int(Fallback::kCount)];
   int busiest_rank = -1;
   uint64_t busiest_ops = 0;
@@ -178,6 +180,7 @@ struct Merged {
       sync_seconds[s].Add(p.sync[s].seconds, first);
     }
     contended.Add(double(p.contended_locks), first);
+    contended_seconds.Add(p.contended_seconds, first);
     for (int f = 0; f < int(Fallback::kCount); ++f) {
       fallbacks[f].Add(double(p.fallbacks[f]), first);
     }
@@ -186,13 +189,20 @@ struct Merged {
       busiest_ops = total;
     }
   }
+  // "window 0.3 "name" (allocate, managed, 4 ranks)", the name cut short
+  // ("...") where the line would not fit kReportColumns.
   std::string Title() const {
-    char buf[160];
-    std::snprintf(buf, sizeof(buf), "window %d.%d%s%s%s (%s, %s, %d ranks)",
-                  meta->owner, meta->sequence, meta->name[0] ? " \"" : "",
-                  meta->name, meta->name[0] ? "\"" : "", meta->flavor,
+    char head[32], tail[64];
+    std::snprintf(head, sizeof(head), "window %d.%d", meta->owner,
+                  meta->sequence);
+    std::snprintf(tail, sizeof(tail), " (%s, %s, %d ranks)", meta->flavor,
                   meta->managed ? "managed" : "passed to MPI", meta->ranks);
-    return buf;
+    std::string name = meta->name;
+    if (name.empty()) return std::string(head) + tail;
+    const size_t room = kReportColumns - std::strlen(head) - std::strlen(tail) -
+                        3;  // space and quotes
+    if (name.size() > room) name = name.substr(0, room - 3) + "...";
+    return std::string(head) + " \"" + name + "\"" + tail;
   }
 };
 
@@ -239,8 +249,12 @@ void PrintText(const std::vector<Merged>& windows, int world_size) {
                    m.sync_seconds[s].sum * 1e6 / calls);
     }
     if (m.contended.sum > 0) {
-      std::fprintf(out, "  lock acquisitions that waited: %s (max %s on one rank)\n",
-                   Human(m.contended.sum).c_str(), Human(m.contended.max).c_str());
+      std::fprintf(out,
+                   "  lock acquisitions that waited: %s, %.3f ms in all"
+                   " (one rank at most: %s, %.3f ms)\n",
+                   Human(m.contended.sum).c_str(),
+                   m.contended_seconds.sum * 1e3, Human(m.contended.max).c_str(),
+                   m.contended_seconds.max * 1e3);
     }
     for (int f = 0; f < int(Fallback::kCount); ++f) {
       if (m.fallbacks[f].sum == 0) continue;
@@ -296,6 +310,7 @@ void WriteJson(const std::string& path, const std::vector<Merged>& windows,
     }
     std::fprintf(f, "},\n  ");
     JsonStat(f, "contended_locks", m.contended);
+    JsonStat(f, "contended_seconds", m.contended_seconds);
     std::fprintf(f, "\"fallbacks\": {");
     static const char* const kKeys[] = {
         "unmanaged_flavor", "opted_out",         "no_shared_memory",

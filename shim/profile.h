@@ -59,7 +59,8 @@ struct WindowProfile {
     uint64_t calls;
     double seconds;
   } sync[int(SyncKind::kCount)] = {};
-  uint64_t contended_locks = 0;  // acquisitions that had to wait
+  uint64_t contended_locks = 0;  // shm lock acquisitions that had to wait
+  double contended_seconds = 0;  // and how long they waited
   uint64_t fallbacks[int(Fallback::kCount)] = {};
 };
 
@@ -145,6 +146,20 @@ inline void CountUnmanagedOp(MPI_Win win, OpKind kind, int target, int count,
 }
 inline WindowProfile* UnmanagedProfile(MPI_Win win) {
   return g_profiler.on() ? g_profiler.Find(win) : nullptr;
+}
+
+// Acquires a shared-memory lock with `acquire` (returns whether it had to
+// wait); with profiling on, records acquisitions that waited and how long.
+template <class Acquire>
+void AcquireCounted(WindowProfile* p, Acquire acquire) {
+  if (p == nullptr) {
+    acquire();
+    return;
+  }
+  const double start = PMPI_Wtime();
+  if (!acquire()) return;
+  Bump(p->contended_locks, 1);
+  p->contended_seconds += PMPI_Wtime() - start;  // racy under threads: a statistic
 }
 
 // Times one synchronization call into the window's record.

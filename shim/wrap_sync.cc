@@ -97,11 +97,11 @@ int Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
     const int rc = PMPI_Win_lock(lock_type, rank, assert, w.app_win());
     if (rc != MPI_SUCCESS) return rc;
   } else if (!nocheck) {
-    const bool waited =
-        lock_type == MPI_LOCK_SHARED
-            ? AcquireShared(w.lock_words(rank))
-            : AcquireExclusive(w.all_lock_words(), w.lock_words(rank));
-    if (waited && w.profile != nullptr) Bump(w.profile->contended_locks, 1);
+    AcquireCounted(w.profile, [&] {
+      return lock_type == MPI_LOCK_SHARED
+                 ? AcquireShared(w.lock_words(rank))
+                 : AcquireExclusive(w.all_lock_words(), w.lock_words(rank));
+    });
   }
   StateGuard guard(w.state_mutex);  // taken after spinning, never during
   TargetLockState& state = w.locks[rank];
@@ -158,9 +158,8 @@ int LockAll(ManagedWindow& w, int assert) {
   if (!w.locks_in_shm()) {
     const int rc = PMPI_Win_lock_all(assert, w.app_win());
     if (rc != MPI_SUCCESS) return rc;
-  } else if (!w.lock_all_nocheck && AcquireAll(w.all_lock_words()) &&
-             w.profile != nullptr) {
-    Bump(w.profile->contended_locks, 1);
+  } else if (!w.lock_all_nocheck) {
+    AcquireCounted(w.profile, [&] { return AcquireAll(w.all_lock_words()); });
   }
   w.epoch = AccessEpoch::kLockAll;
   return MPI_SUCCESS;

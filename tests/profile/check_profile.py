@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Checks the profile JSON of profile_counts.c: schema and exact counts.
+"""Checks the profile JSON of profile_counts.c: schema and exact counts,
+and that the text report shows the same windows and operation counts.
 
-usage: check_profile.py PROFILE.json RANKS LAYOUT
+usage: check_profile.py PROFILE.json REPORT.txt RANKS LAYOUT
 LAYOUT is how the run split ranks over simulated nodes (tests/run_mpi.sh).
-       check_profile.py PROFILE.json RANKS osu
+       check_profile.py PROFILE.json REPORT.txt RANKS osu
 checks the profile of bench/osu_rma instead: schema, and every kind of
 operation and synchronization counted on its managed window, the opted-out
 native window's operations counted as fallbacks.
@@ -13,6 +14,8 @@ import sys
 
 K_PUTS, K_GETS, K_ACCS, K_OPTOUT_PUTS, K_LOCKS = 3, 2, 5, 4, 2
 K_REQUESTS, K_FENCES, K_PSCW_ROUNDS, K_DYNAMIC_PUTS = 2, 3, 2, 3
+K_HOLD_SECONDS = 0.2
+CONTENDED_NAME = "contended (a name of 63 characters, longer than a report shows)"
 OPS = ["put", "get", "accumulate", "get_accumulate", "fetch_and_op",
        "compare_and_swap", "rput", "rget", "raccumulate", "rget_accumulate"]
 REACHES = ["self", "node", "remote"]
@@ -51,7 +54,8 @@ def check_schema(doc):
     assert set(doc) == {"schema", "ranks", "windows"}, doc.keys()
     for w in doc["windows"]:
         assert set(w) == {"id", "name", "flavor", "managed", "ranks", "ops",
-                          "sync", "contended_locks", "fallbacks",
+                          "sync", "contended_locks", "contended_seconds",
+                          "fallbacks",
                           "busiest_rank", "busiest_rank_ops"}, w.keys()
         assert w["flavor"] in ("allocate", "shared", "create", "dynamic")
         assert isinstance(w["managed"], bool) and isinstance(w["name"], str)
@@ -70,6 +74,9 @@ def check_schema(doc):
             check_stat(w["sync"][call]["calls"], call)
             check_stat(w["sync"][call]["seconds"], call)
         check_stat(w["contended_locks"], "contended_locks")
+        check_stat(w["contended_seconds"], "contended_seconds")
+        assert (w["contended_locks"]["sum"] == 0) == (
+            w["contended_seconds"]["sum"] == 0), w["id"]
         assert set(w["fallbacks"]) == set(FALLBACKS)
         for why in FALLBACKS:
             check_stat(w["fallbacks"][why], why)
@@ -118,6 +125,50 @@ def check_requests(w, ranks, layout):
         assert calls == {"sum": n * ranks, "min": n, "max": n}, (call, calls)
 
 
+def check_contended(w, ranks, layout):
+    """Window "contended": ranks - 1 lock requests against a held lock."""
+    assert w["sync"]["lock"]["calls"]["sum"] == ranks
+    waited, seconds = w["contended_locks"], w["contended_seconds"]
+    if layout == "node" and ranks > 1:  # shared-memory locks: measured
+        assert 1 <= waited["sum"] <= ranks - 1 and waited["max"] == 1, waited
+        # Whoever got the lock first waited for most of the hold.
+        assert seconds["max"] >= K_HOLD_SECONDS / 2, seconds
+    else:  # one rank, or MPICH's locks (window spans nodes): not measured
+        assert waited["sum"] == 0, waited
+
+
+def parse_report(path):
+    """{window id: {op: [self, node, remote] op counts}} from the report."""
+    windows, current = {}, None
+    for line in open(path):
+        words = line.split()
+        if line.startswith("window "):
+            current = windows.setdefault(words[1], {})
+        elif current is not None and len(words) == 7 and words[0] in OPS:
+            current[words[0]] = [words[1], words[3], words[5]]
+    return windows
+
+
+def human(n):
+    """The report's rendering of a count (shim/profile.cc Human)."""
+    units = ["", "K", "M", "G", "T"]
+    u = 0
+    while n >= 10000 and u < 4:
+        n /= 1024
+        u += 1
+    return "%.1f%s" % (n, units[u]) if u else "%.0f" % n
+
+
+def check_report(doc, path):
+    report = parse_report(path)
+    assert set(report) == {w["id"] for w in doc["windows"]}, report.keys()
+    for w in doc["windows"]:
+        want = {op: [human(w["ops"][op][r]["count"]["sum"]) for r in REACHES]
+                for op in OPS
+                if any(w["ops"][op][r]["count"]["sum"] for r in REACHES)}
+        assert report[w["id"]] == want, (w["id"], report[w["id"]], want)
+
+
 def check_osu(doc):
     managed = [w for w in doc["windows"] if w["managed"]]
     native = [w for w in doc["windows"] if not w["managed"]]
@@ -137,15 +188,17 @@ def check_osu(doc):
 
 
 def main():
-    path, ranks, layout = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    path, report, ranks, layout = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     doc = json.load(open(path))
     check_schema(doc)
+    check_report(doc, report)
     assert doc["ranks"] == ranks
     if layout == "osu":
         check_osu(doc)
         return
     by_name = {w["name"]: w for w in doc["windows"]}
-    assert set(by_name) == {"counts", "optout", "requests", "dynamic"}, by_name.keys()
+    assert set(by_name) == {"counts", "optout", "requests", "dynamic",
+                            CONTENDED_NAME}, by_name.keys()
 
     counts = by_name["counts"]
     assert counts["managed"] and counts["flavor"] == "allocate"
@@ -184,6 +237,7 @@ def main():
     assert dynamic["ops"]["put"]["self"]["count"]["sum"] == K_DYNAMIC_PUTS * ranks
     assert dynamic["fallbacks"]["unmanaged_flavor"]["sum"] == K_DYNAMIC_PUTS * ranks
     assert sum(s["sum"] for s in dynamic["fallbacks"].values()) == K_DYNAMIC_PUTS * ranks
+    check_contended(by_name[CONTENDED_NAME], ranks, layout)
     print("profile ok: %d windows, %d ranks, layout %s" % (len(doc["windows"]), ranks, layout))
 
 

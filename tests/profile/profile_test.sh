@@ -21,4 +21,4 @@ if [[ -n "$wide" ]]; then
   echo "$wide" >&2
   exit 1
 fi
-python3 "$checker" "$out/profile.json" "$ranks" "$check_as"
+python3 "$checker" "$out/profile.json" "$out/stderr.txt" "$ranks" "$check_as"
