@@ -1,28 +1,29 @@
 // The DART papers' measurement, as ratios in one run: blocking put/get
 // completion time (DTCT) and non-blocking put/get initiation time (DTIT),
-// 1 B to 2 MiB, for DART, the raw rmashim core path DART is built on, and
-// native MPICH, from unit 0 to unit 1.
+// 1 B to 2 MiB, for DART, the shim's own MPI_Put/MPI_Get path on a managed
+// window (what DART is measured against: the raw shim) and native MPICH (an
+// opted-out window), from unit 0 to unit 1.
 //
-//   mpirun -n 2 dart_bench                                  # node-local
-//   mpirun -n 2 env MPIR_CVAR_ODD_EVEN_CLIQUES=1 dart_bench # remote (split)
+//   mpirun -n 2 env LD_PRELOAD=librmashim.so dart_bench [--quick]
+//   mpirun -n 2 env LD_PRELOAD=librmashim.so MPIR_CVAR_ODD_EVEN_CLIQUES=1
+//       dart_bench                                      # remote (split)
 //
-// Run without librmashim.so preloaded: the native column is plain MPICH.
-// Columns: time per operation (us, fastest batch) and DART's overhead over the
-// core path in ns (the goal: at most 10 ns for a node-local blocking put).
+// Needs the shim preloaded (else there is no shim column: it says so and
+// stops). Columns: time per operation (us, fastest batch) and DART's
+// overhead over the shim in ns (the goal: at most 10 ns for a node-local
+// blocking put). Ends by checking that all three paths moved the right data.
 #include <dart/dart.h>
 #include <mpi.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <string>
 #include <vector>
 
-#include "shim/access.h"
-#include "shim/datatype.h"
-#include "shim/window.h"
+#include "bench/bench_util.h"
 
 namespace {
 
@@ -39,16 +40,17 @@ double NowUs() {
 // implementations' batches are interleaved (in rotating order) so machine
 // noise hits all alike.
 struct Timing {
-  double dart, core, native;
+  double dart, shim, native;
 };
 
-Timing Measure(const std::function<void()>& dart,
-               const std::function<void()>& core,
+Timing Measure(const rmashim_bench::Flags& flags,
+               const std::function<void()>& dart,
+               const std::function<void()>& shim,
                const std::function<void()>& native,
                const std::function<void()>& complete, int max_iters) {
-  constexpr int kBatches = 15;
-  constexpr double kBatchUs = 2000;  // ~2 ms per batch
-  const std::function<void()>* ops[3] = {&dart, &core, &native};
+  const int kBatches = flags.quick ? 3 : 15;
+  const double kBatchUs = flags.quick ? 200 : 2000;
+  const std::function<void()>* ops[3] = {&dart, &shim, &native};
   // Warm-up, and the batch length that keeps the slowest one near kBatchUs.
   double slowest = 0;
   for (int k = 0; k < 3; ++k) {
@@ -78,188 +80,170 @@ Timing Measure(const std::function<void()>& dart,
   return {best[0], best[1], best[2]};
 }
 
-// What rmashim's put/get wrapper does on a managed window once it has found
-// it: layouts, argument and range checks, then a copy into the mapped
-// target, or MPI for a remote one; flush is a fence, or MPI's flush.
-class CorePath {
- public:
-  explicit CorePath(rmashim::ManagedWindow* w) : w_(w) {
-    if (w_->internal_win() == MPI_WIN_NULL) {
-      PMPI_Win_lock_all(MPI_MODE_NOCHECK, w_->app_win());
-    }
+// An MPI put or get of `n` bytes to kTarget's displacement 0, flushed when
+// `blocking`: the shim column on a managed window, native on an opted-out one.
+std::function<void()> MpiOp(bool put, bool blocking, MPI_Win win, char* buf,
+                            int n) {
+  if (put) {
+    return [=] {
+      MPI_Put(buf, n, MPI_BYTE, kTarget, 0, n, MPI_BYTE, win);
+      if (blocking) MPI_Win_flush(kTarget, win);
+    };
   }
-  ~CorePath() {
-    if (w_->internal_win() == MPI_WIN_NULL) PMPI_Win_unlock_all(w_->app_win());
-    delete w_;
-  }
-  int Put(const void* buf, int count, int target, MPI_Aint disp) {
-    return Move(true, const_cast<void*>(buf), count, target, disp);
-  }
-  int Get(void* buf, int count, int target, MPI_Aint disp) {
-    return Move(false, buf, count, target, disp);
-  }
-  void Flush(int target) {
-    if (w_->target(target).node_local()) {
-      std::atomic_thread_fence(std::memory_order_seq_cst);
-    } else {
-      PMPI_Win_flush(target, w_->app_win());
-    }
-  }
-  bool node_local(int target) const { return w_->target(target).node_local(); }
+  return [=] {
+    MPI_Get(buf, n, MPI_BYTE, kTarget, 0, n, MPI_BYTE, win);
+    if (blocking) MPI_Win_flush(kTarget, win);
+  };
+}
 
- private:
-  int Move(bool put, void* buf, int count, int target, MPI_Aint disp) {
-    rmashim::Layout ol, tl;
-    if (!rmashim::DescribeBuiltin(count, MPI_BYTE, &ol) ||
-        !rmashim::DescribeBuiltin(count, MPI_BYTE, &tl)) {
-      return MPI_ERR_TYPE;
-    }
-    if (int rc = rmashim::CheckTargetArgs(*w_, target, disp)) return rc;
-    const rmashim::Target& t = w_->target(target);
-    MPI_Aint offset = 0;
-    if (!rmashim::FitsInTarget(t, disp, tl, &offset)) return MPI_ERR_RMA_RANGE;
-    if (t.node_local()) {
-      return put ? rmashim::CopyTyped(buf, count, MPI_BYTE, ol, t.base + offset,
-                                      count, MPI_BYTE, tl)
-                 : rmashim::CopyTyped(t.base + offset, count, MPI_BYTE, tl, buf,
-                                      count, MPI_BYTE, ol);
-    }
-    return put ? PMPI_Put(buf, count, MPI_BYTE, target, disp, count, MPI_BYTE,
-                          w_->app_win())
-               : PMPI_Get(buf, count, MPI_BYTE, target, disp, count, MPI_BYTE,
-                          w_->app_win());
+std::function<void()> DartOp(bool put, bool blocking, dart_gptr_t target,
+                             char* buf, size_t n) {
+  if (put) {
+    return blocking ? std::function<void()>([=] {
+      dart_put_blocking(target, buf, n, DART_TYPE_BYTE, DART_TYPE_BYTE);
+    })
+                    : [=] {
+                        dart_put(target, buf, n, DART_TYPE_BYTE, DART_TYPE_BYTE);
+                      };
   }
-  rmashim::ManagedWindow* w_;
-};
+  return blocking ? std::function<void()>([=] {
+    dart_get_blocking(buf, target, n, DART_TYPE_BYTE, DART_TYPE_BYTE);
+  })
+                  : [=] {
+                      dart_get(buf, target, n, DART_TYPE_BYTE, DART_TYPE_BYTE);
+                    };
+}
 
 void PrintRow(size_t bytes, const Timing& t) {
-  std::printf("| %7zu | %9.3f | %9.3f | %9.3f | %+8.1f | %8.2f |\n", bytes,
-              t.dart, t.core, t.native, (t.dart - t.core) * 1e3,
+  std::printf("| %7zu | %9.3f | %9.3f | %9.3f | %+12.1f | %11.2f |\n", bytes,
+              t.dart, t.shim, t.native, (t.dart - t.shim) * 1e3,
               t.native / t.dart);
 }
 
-void Run(int me, size_t units) {
+// Unit 0 writes a pattern through each path and reads it back; unit 1
+// finds it in its memory.
+void Verify(int me, dart_gptr_t target, void* dart_mine,
+            const rmashim_bench::WindowPair& windows,
+            rmashim_bench::Verifier& verify) {
+  constexpr size_t kBytes = 4096;
+  struct Path {
+    const char* name;
+    MPI_Win win;  // MPI_WIN_NULL: DART
+    const char* mine;
+  } paths[] = {{"dart", MPI_WIN_NULL, static_cast<const char*>(dart_mine)},
+               {"shim", windows.shim.win, windows.shim.base},
+               {"native", windows.native.win, windows.native.base}};
+  for (size_t p = 0; p < std::size(paths); ++p) {
+    std::vector<char> pattern(kBytes), back(kBytes);
+    for (size_t i = 0; i < kBytes; ++i) pattern[i] = char(i * 7 + p + 1);
+    if (me == 0) {
+      if (paths[p].win == MPI_WIN_NULL) {
+        DartOp(true, true, target, pattern.data(), kBytes)();
+        DartOp(false, true, target, back.data(), kBytes)();
+      } else {
+        MpiOp(true, true, paths[p].win, pattern.data(), kBytes)();
+        MpiOp(false, true, paths[p].win, back.data(), kBytes)();
+      }
+      verify.Expect(back == pattern, std::string(paths[p].name) + " read back");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me == kTarget) {
+      if (paths[p].win != MPI_WIN_NULL) MPI_Win_sync(paths[p].win);
+      verify.Expect(std::memcmp(paths[p].mine, pattern.data(), kBytes) == 0,
+                    std::string(paths[p].name) + " at the target");
+    }
+  }
+}
+
+int Run(int me, size_t units, const rmashim_bench::Flags& flags) {
+  rmashim_bench::Verifier verify("dart_bench");
+  const size_t max_bytes = flags.quick ? size_t{64} << 10 : kMaxBytes;
   // The same amount of memory three ways.
   dart_gptr_t seg;
   dart_team_memalloc_aligned(DART_TEAM_ALL, kMaxBytes, DART_TYPE_BYTE, &seg);
   dart_gptr_t target = seg;
   dart_gptr_setunit(&target, DART_TEAM_UNIT_ID(kTarget));
-  rmashim::ManagedWindow* w = nullptr;
-  void* core_base = nullptr;
-  rmashim::ManagedWindow::Allocate(kMaxBytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
-                                   &core_base, &w);
-  CorePath core(w);
-  MPI_Win native;
-  void* native_base = nullptr;
-  MPI_Win_allocate(kMaxBytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &native_base,
-                   &native);
-  MPI_Win_lock_all(MPI_MODE_NOCHECK, native);
-  // Touch every target page once.
-  void* mine = nullptr;
-  dart_gptr_t self = seg;
-  dart_gptr_setunit(&self, DART_TEAM_UNIT_ID(me));
-  dart_gptr_getaddr(self, &mine);
-  std::memset(mine, 1, kMaxBytes);
-  std::memset(core_base, 1, kMaxBytes);
-  std::memset(native_base, 1, kMaxBytes);
-  MPI_Barrier(MPI_COMM_WORLD);
-
-  if (me == 0) {
-    std::vector<char> buf(kMaxBytes, 2);
-    const bool local = core.node_local(kTarget);
-    std::printf(
-        "DART vs rmashim core vs native MPICH, unit 0 -> unit 1 (%s), %zu "
-        "units\n",
-        local ? "node-local" : "remote", units);
-    const char* header =
-        "|   bytes |  DART us  |  core us  | native us | DART-core ns | "
-        "native/DART |\n"
-        "|--------:|----------:|----------:|----------:|---------:|-------"
-        "--:|\n";
-    struct Metric {
-      const char* name;
-      bool put, blocking;
-    } metrics[] = {{"blocking put, completion time (DTCT)", true, true},
-                   {"blocking get, completion time (DTCT)", false, true},
-                   {"non-blocking put, initiation time (DTIT)", true, false},
-                   {"non-blocking get, initiation time (DTIT)", false, false}};
-    // Warm every path up (connections, registrations) before measuring.
-    for (int i = 0; i < 500; ++i) {
-      dart_put_blocking(target, buf.data(), 8, DART_TYPE_BYTE, DART_TYPE_BYTE);
-      dart_get_blocking(buf.data(), target, 8, DART_TYPE_BYTE, DART_TYPE_BYTE);
-      core.Put(buf.data(), 8, kTarget, 0);
-      core.Get(buf.data(), 8, kTarget, 0);
-      core.Flush(kTarget);
-      MPI_Put(buf.data(), 8, MPI_BYTE, kTarget, 0, 8, MPI_BYTE, native);
-      MPI_Get(buf.data(), 8, MPI_BYTE, kTarget, 0, 8, MPI_BYTE, native);
-      MPI_Win_flush(kTarget, native);
+  int status = 0;
+  {
+    rmashim_bench::WindowPair windows(kMaxBytes, MPI_COMM_WORLD);
+    if (!rmashim_bench::ShimManages(windows.shim.win)) {
+      if (me == 0) {
+        std::fprintf(stderr,
+                     "dart_bench: preload librmashim.so (LD_PRELOAD): DART is "
+                     "measured against the shim's MPI_Put path\n");
+      }
+      MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    for (const Metric& m : metrics) {
-      std::printf("\n%s\n%s", m.name, header);
-      for (size_t bytes = 1; bytes <= kMaxBytes; bytes *= 2) {
-        const int n = static_cast<int>(bytes);
-        char* b = buf.data();
-        std::function<void()> d, c, x, complete;
-        if (m.blocking) {
-          d = m.put ? std::function<void()>([&] {
-            dart_put_blocking(target, b, bytes, DART_TYPE_BYTE, DART_TYPE_BYTE);
-          })
-                    : [&] {
-                        dart_get_blocking(b, target, bytes, DART_TYPE_BYTE,
-                                          DART_TYPE_BYTE);
-                      };
-          c = m.put ? std::function<void()>([&] {
-            core.Put(b, n, kTarget, 0);
-            core.Flush(kTarget);
-          })
-                    : [&] {
-                        core.Get(b, n, kTarget, 0);
-                        core.Flush(kTarget);
-                      };
-          x = m.put
-                  ? std::function<void()>([&] {
-                      MPI_Put(b, n, MPI_BYTE, kTarget, 0, n, MPI_BYTE, native);
-                      MPI_Win_flush(kTarget, native);
-                    })
-                  : [&] {
-                      MPI_Get(b, n, MPI_BYTE, kTarget, 0, n, MPI_BYTE, native);
-                      MPI_Win_flush(kTarget, native);
-                    };
-          complete = [] {};
-        } else {
-          d = m.put ? std::function<void()>([&] {
-            dart_put(target, b, bytes, DART_TYPE_BYTE, DART_TYPE_BYTE);
-          })
-                    : [&] {
-                        dart_get(b, target, bytes, DART_TYPE_BYTE,
-                                 DART_TYPE_BYTE);
-                      };
-          c = m.put ? std::function<void()>([&] { core.Put(b, n, kTarget, 0); })
-                    : [&] { core.Get(b, n, kTarget, 0); };
-          x = m.put
-                  ? std::function<void()>([&] {
-                      MPI_Put(b, n, MPI_BYTE, kTarget, 0, n, MPI_BYTE, native);
-                    })
-                  : [&] {
-                      MPI_Get(b, n, MPI_BYTE, kTarget, 0, n, MPI_BYTE, native);
-                    };
-          complete = [&] {
-            dart_flush(target);
-            core.Flush(kTarget);
-            MPI_Win_flush(kTarget, native);
-          };
+    const MPI_Win shim = windows.shim.win, native = windows.native.win;
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, shim);
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, native);
+    // Touch every target page once.
+    void* mine = nullptr;
+    dart_gptr_t self = seg;
+    dart_gptr_setunit(&self, DART_TEAM_UNIT_ID(me));
+    dart_gptr_getaddr(self, &mine);
+    std::memset(mine, 1, kMaxBytes);
+    std::memset(windows.shim.base, 1, kMaxBytes);
+    std::memset(windows.native.base, 1, kMaxBytes);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    if (me == 0) {
+      std::vector<char> buf(kMaxBytes, 2);
+      char* b = buf.data();
+      const bool local = rmashim_bench::MappedPeer(shim, kTarget) != nullptr;
+      std::printf("DART vs rmashim vs native MPICH, unit 0 -> unit 1 (%s), "
+                  "%zu units\n",
+                  local ? "node-local" : "remote", units);
+      const char* header =
+          "|   bytes |  DART us  |  shim us  | native us | DART-shim ns | "
+          "native/DART |\n"
+          "|--------:|----------:|----------:|----------:|-------------:|"
+          "------------:|\n";
+      struct Metric {
+        const char* name;
+        bool put, blocking;
+      } metrics[] = {{"blocking put, completion time (DTCT)", true, true},
+                     {"blocking get, completion time (DTCT)", false, true},
+                     {"non-blocking put, initiation time (DTIT)", true, false},
+                     {"non-blocking get, initiation time (DTIT)", false, false}};
+      // Warm every path up (connections, registrations) before measuring.
+      for (int i = 0; i < 500; ++i) {
+        for (bool put : {true, false}) {
+          DartOp(put, true, target, b, 8)();
+          MpiOp(put, true, shim, b, 8)();
+          MpiOp(put, true, native, b, 8)();
         }
-        // Non-blocking MPI operations queue up until the flush: keep the
-        // batches short for them.
-        PrintRow(bytes, Measure(d, c, x, complete, m.blocking ? 20000 : 200));
+      }
+      const std::function<void()> complete_all = [&] {
+        dart_flush(target);
+        MPI_Win_flush(kTarget, shim);
+        MPI_Win_flush(kTarget, native);
+      };
+      for (const Metric& m : metrics) {
+        std::printf("\n%s\n%s", m.name, header);
+        for (size_t bytes = 1; bytes <= max_bytes; bytes *= 2) {
+          const int n = static_cast<int>(bytes);
+          // Non-blocking MPI operations queue up until the flush: keep the
+          // batches short for them; they complete outside the timing.
+          PrintRow(bytes,
+                   Measure(flags, DartOp(m.put, m.blocking, target, b, bytes),
+                           MpiOp(m.put, m.blocking, shim, b, n),
+                           MpiOp(m.put, m.blocking, native, b, n),
+                           m.blocking ? [] {} : complete_all,
+                           m.blocking ? 20000 : 200));
+        }
       }
     }
-  }
+    MPI_Barrier(MPI_COMM_WORLD);
+    Verify(me, target, mine, windows, verify);
+    MPI_Win_unlock_all(native);
+    MPI_Win_unlock_all(shim);
+  }  // the windows are freed here, collectively
+  status = verify.Finish();
   MPI_Barrier(MPI_COMM_WORLD);
-  MPI_Win_unlock_all(native);
-  MPI_Win_free(&native);
   dart_team_memfree(seg);
-}  // the core window is freed here, collectively
+  return status;
+}
 
 }  // namespace
 
@@ -269,10 +253,11 @@ int main(int argc, char** argv) {
   size_t units = 0;
   dart_myid(&me);
   dart_size(&units);
+  int status = 1;
   if (units < 2) {
     if (me.id == 0) std::fprintf(stderr, "run with at least 2 units\n");
   } else {
-    Run(me.id, units);
+    status = Run(me.id, units, rmashim_bench::ParseFlags(argc, argv));
   }
-  return dart_exit() == DART_OK && units >= 2 ? 0 : 1;
+  return dart_exit() == DART_OK ? status : 1;
 }
