@@ -97,11 +97,15 @@ WindowProfile* Profiler::Open(MPI_Win win, MPI_Comm comm, const char* flavor,
   PMPI_Comm_free(&node);
   PMPI_Group_free(&group);
   PMPI_Group_free(&world);
-  int sequence = 0;
-  PMPI_Allreduce(&next_sequence_, &sequence, 1, MPI_INT, MPI_MAX, comm);
+  int proposed = 0, sequence = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    proposed = next_sequence_;
+  }
+  PMPI_Allreduce(&proposed, &sequence, 1, MPI_INT, MPI_MAX, comm);
 
   std::lock_guard<std::mutex> lock(mutex_);
-  next_sequence_ = sequence + 1;
+  next_sequence_ = std::max(next_sequence_, sequence + 1);
   WindowProfile& p = records_.emplace_back();
   p.owner = owner;
   p.sequence = sequence;

@@ -799,7 +799,7 @@ MPI_Aint Align16(MPI_Aint x) { return (x + 15) / 16 * 16; }
 
 WindowSpec MakeWindow(const Layout& layout, Rng& rng) {
   WindowSpec w;
-  w.flavor = static_cast<Flavor>(rng.Weighted({5, 3, 3}));
+  w.flavor = static_cast<Flavor>(rng.Weighted({5, 3, 3, 2}));
   const bool reversed = rng.Percent(30);
   if (w.flavor == Flavor::kShared) {
     w.comm = reversed ? CommKind::kNodeReversed : CommKind::kNode;
@@ -844,8 +844,9 @@ WindowSpec MakeWindow(const Layout& layout, Rng& rng) {
   const bool per_rank_du = rng.Percent(25);
   const bool per_rank_size = rng.Percent(25);
   for (int r = 0; r < layout.size; ++r) {
-    w.disp_unit.push_back(per_rank_du ? rng.Pick(std::vector<int>{1, 4, 8})
-                                      : uniform_du);
+    int du = per_rank_du ? rng.Pick(std::vector<int>{1, 4, 8}) : uniform_du;
+    if (w.flavor == Flavor::kDynamic) du = 1;  // dynamic windows address bytes
+    w.disp_unit.push_back(du);
     int fit = nregions;
     if (per_rank_size && rng.Percent(50)) fit = rng.Range(0, nregions);
     w.regions_on.push_back(fit);

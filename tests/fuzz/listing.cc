@@ -25,6 +25,8 @@ const char* FlavorName(Flavor f) {
       return "MPI_Win_allocate_shared";
     case Flavor::kCreate:
       return "MPI_Win_create";
+    case Flavor::kDynamic:
+      return "MPI_Win_create_dynamic";
   }
   return "?";
 }

@@ -18,7 +18,7 @@
 
 namespace rma_fuzz {
 
-enum class Flavor { kAllocate, kShared, kCreate };
+enum class Flavor { kAllocate, kShared, kCreate, kDynamic };
 enum class CommKind { kWorld, kWorldReversed, kNode, kNodeReversed };
 
 // A run of elements of one predefined type at a fixed place in every rank's

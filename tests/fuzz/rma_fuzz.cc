@@ -184,7 +184,14 @@ struct WindowRt {
   int rank = 0;  // window rank
   std::byte* base = nullptr;
   MPI_Aint bytes = 0;
-  void* created = nullptr;  // MPI_Win_create memory
+  void* created = nullptr;  // MPI_Win_create and dynamic windows' memory
+  // Dynamic windows: each window rank's attached memory (MPI_Get_address);
+  // their displacements are addresses.
+  std::vector<MPI_Aint> attached;
+
+  MPI_Aint Disp(int target, MPI_Aint disp) const {
+    return attached.empty() ? disp : MPI_Aint_add(attached[target], disp);
+  }
 };
 
 // Values every window starts with; gaps between regions get a pattern.
@@ -260,6 +267,23 @@ WindowRt OpenWindow(const Program& prog, int w, int me) {
       Check(MPI_Win_create(rt.base, rt.bytes, du, info, rt.comm, &rt.win),
             "MPI_Win_create");
       break;
+    case Flavor::kDynamic: {
+      rt.created = std::aligned_alloc(64, (rt.bytes + 64) / 64 * 64);
+      rt.base = static_cast<std::byte*>(rt.created);
+      Check(MPI_Win_create_dynamic(info, rt.comm, &rt.win),
+            "MPI_Win_create_dynamic");
+      if (rt.bytes > 0) {
+        Check(MPI_Win_attach(rt.win, rt.base, rt.bytes), "MPI_Win_attach");
+      }
+      MPI_Aint mine;
+      MPI_Get_address(rt.base, &mine);
+      int n;
+      MPI_Comm_size(rt.comm, &n);
+      rt.attached.resize(n);
+      MPI_Allgather(&mine, 1, MPI_AINT, rt.attached.data(), 1, MPI_AINT,
+                    rt.comm);
+      break;
+    }
   }
   if (info != MPI_INFO_NULL) MPI_Info_free(&info);
   MPI_Win_set_errhandler(rt.win, MPI_ERRORS_RETURN);
@@ -332,8 +356,9 @@ class Executor {
 
  private:
   void RunPhase(const Phase& p);
-  void RunOp(const Op& op, OpRt& rt, MPI_Win win, std::vector<MPI_Request>& reqs);
-  void RunRmw(const Op& op, MPI_Win win);
+  void RunOp(const Op& op, OpRt& rt, const WindowRt& w,
+             std::vector<MPI_Request>& reqs);
+  void RunRmw(const Op& op, const WindowRt& w);
   void WaitFor(const Action& a, std::vector<MPI_Request>& reqs);
   void RecordOp(const Phase& p, const Op& op, const OpRt& rt,
                 std::vector<std::byte>* ordered);
@@ -363,16 +388,20 @@ void Executor::Run() {
   for (WindowRt& w : windows_) {
     SetStep("freeing windows");
     MPI_Group_free(&w.group);
+    if (!w.attached.empty() && w.bytes > 0) {
+      Check(MPI_Win_detach(w.win, w.base), "MPI_Win_detach");
+    }
     Check(MPI_Win_free(&w.win), "MPI_Win_free");
     MPI_Comm_free(&w.comm);
     std::free(w.created);
   }
 }
 
-void Executor::RunOp(const Op& op, OpRt& rt, MPI_Win win,
+void Executor::RunOp(const Op& op, OpRt& rt, const WindowRt& w,
                      std::vector<MPI_Request>& reqs) {
+  const MPI_Win win = w.win;
   if (op.kind == OpKind::kRmw) {
-    RunRmw(op, win);
+    RunRmw(op, w);
     return;
   }
   const ElemType& e = Elem(op.elem);
@@ -383,7 +412,7 @@ void Executor::RunOp(const Op& op, OpRt& rt, MPI_Win win,
                          op.elem, Mix(op.value_seed, 1), Values::kAny);
   void* origin = op.null_origin ? nullptr : rt.origin.ptr;
   const int t = op.target;
-  const MPI_Aint d = op.disp;
+  const MPI_Aint d = w.Disp(t, op.disp);
   const int oc = op.origin.count, tc = op.target_buf.count, rc = op.result.count;
   const MPI_Datatype ot = op.origin.type->mpi, tt = op.target_buf.type->mpi,
                      rty = op.result.type ? op.result.type->mpi : MPI_DATATYPE_NULL;
@@ -437,20 +466,22 @@ void Executor::RunOp(const Op& op, OpRt& rt, MPI_Win win,
 
 // Counter: read, flush, add, write back, flush; the caller holds an
 // exclusive lock on the target, so the update is never lost.
-void Executor::RunRmw(const Op& op, MPI_Win win) {
+void Executor::RunRmw(const Op& op, const WindowRt& w) {
   const ElemType& e = Elem(op.elem);
   std::byte value[16] = {}, ignored[16] = {};
   const int t = op.target;
+  const MPI_Aint d = w.Disp(t, op.disp);
+  const MPI_Win win = w.win;
   switch (op.rmw_read) {
     case 0:
-      Check(MPI_Get(value, 1, e.type, t, op.disp, 1, e.type, win), "MPI_Get");
+      Check(MPI_Get(value, 1, e.type, t, d, 1, e.type, win), "MPI_Get");
       break;
     case 1:
-      Check(MPI_Fetch_and_op(ignored, value, e.type, t, op.disp, MPI_NO_OP, win),
+      Check(MPI_Fetch_and_op(ignored, value, e.type, t, d, MPI_NO_OP, win),
             "MPI_Fetch_and_op");
       break;
     default:
-      Check(MPI_Get_accumulate(ignored, 1, e.type, value, 1, e.type, t, op.disp,
+      Check(MPI_Get_accumulate(ignored, 1, e.type, value, 1, e.type, t, d,
                                1, e.type, MPI_NO_OP, win),
             "MPI_Get_accumulate");
       break;
@@ -459,15 +490,15 @@ void Executor::RunRmw(const Op& op, MPI_Win win) {
   AddDelta(e, value, op.delta);
   switch (op.rmw_write) {
     case 0:
-      Check(MPI_Put(value, 1, e.type, t, op.disp, 1, e.type, win), "MPI_Put");
+      Check(MPI_Put(value, 1, e.type, t, d, 1, e.type, win), "MPI_Put");
       break;
     case 1:
-      Check(MPI_Accumulate(value, 1, e.type, t, op.disp, 1, e.type, MPI_REPLACE,
+      Check(MPI_Accumulate(value, 1, e.type, t, d, 1, e.type, MPI_REPLACE,
                            win),
             "MPI_Accumulate");
       break;
     default:
-      Check(MPI_Fetch_and_op(value, ignored, e.type, t, op.disp, MPI_REPLACE,
+      Check(MPI_Fetch_and_op(value, ignored, e.type, t, d, MPI_REPLACE,
                              win),
             "MPI_Fetch_and_op");
       break;
@@ -577,7 +608,7 @@ void Executor::RunPhase(const Phase& p) {
         if (!opts_.filter.Keeps(op)) break;
         SetStep("phase %d action %zu op #%d %s", p.index, i, op.id,
                 OpKindName(op.kind));
-        RunOp(op, rts[a.op], win, reqs);
+        RunOp(op, rts[a.op], w, reqs);
         ++ops_run_;
         break;
       }
