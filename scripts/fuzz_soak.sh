@@ -62,7 +62,7 @@ echo "fuzz soak: seeds from $start, configs: ${configs[*]/%/;}" \
 tty=0
 [[ -t 1 ]] && tty=1
 seed=$start
-count=0 skipped=0 batches=0
+count=0 skipped=0 batches=0 flakes=0
 while true; do
   [[ -n "$max_seeds" && $((count + skipped)) -ge $max_seeds ]] && break
   [[ -n "$deadline" && $SECONDS -ge $deadline ]] && break
@@ -81,6 +81,7 @@ while true; do
   rc=${PIPESTATUS[0]}
   set -e
   skipped_now=$(grep -c '^SKIPPED seed' "$work/batch.log" || true)
+  flakes=$((flakes + $(grep -c '^MPICH FLAKE' "$work/batch.log" || true)))
   if [[ $rc -ne 0 ]]; then
     [[ $tty -eq 1 ]] && echo
     echo "fuzz soak: FAILED in seeds $seed..$last ($n ranks, $l) after $count" \
@@ -104,4 +105,5 @@ while true; do
 done
 [[ $tty -eq 1 ]] && echo
 echo "fuzz soak: done, $count seeds ($start..$((seed - 1))) identical in ${SECONDS} s;" \
-     "$skipped skipped (native MPICH hung or crashed on them in every try)"
+     "$skipped skipped (native MPICH hung or crashed on them in every try);" \
+     "$flakes batches whose one job hung under the shim and natively alike"

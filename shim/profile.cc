@@ -32,14 +32,22 @@ const char* Name(SyncKind k) {
       "complete", "wait", "test"};
   return kNames[int(k)];
 }
-const char* Name(Fallback f) {
-  static const char* const kNames[] = {
-      "unmanaged flavor (dynamic window)", "opted out (info key or RMASHIM_DISABLE)",
-      "no node-shared memory (/dev/shm full, attach refused)",
-      "window spans nodes (accumulate/PSCW rule)",
-      "accumulate on MPI_Win_create memory", "datatype not flattened"};
-  return kNames[int(f)];
-}
+// Each fallback's JSON key and report text.
+struct FallbackNames {
+  const char* key;
+  const char* text;
+};
+constexpr FallbackNames kFallbackNames[] = {
+    {"unmanaged_flavor", "unmanaged flavor (dynamic window)"},
+    {"opted_out", "opted out (info key or RMASHIM_DISABLE)"},
+    {"no_shared_memory", "no node-shared memory (/dev/shm full, attach refused)"},
+    {"shim_setup_failed", "shim's window setup failed (table full, ...)"},
+    {"multi_node_window", "window spans nodes (accumulate/PSCW rule)"},
+    {"create_accumulate", "accumulate on MPI_Win_create memory"},
+    {"datatype", "datatype not flattened"}};
+static_assert(std::size(kFallbackNames) == size_t(Fallback::kCount));
+
+const char* Name(Fallback f) { return kFallbackNames[int(f)].text; }
 
 uint64_t PayloadBytes(int count, MPI_Datatype type) {
   if (count <= 0) return 0;
@@ -97,15 +105,16 @@ WindowProfile* Profiler::Open(MPI_Win win, MPI_Comm comm, const char* flavor,
   PMPI_Comm_free(&node);
   PMPI_Group_free(&group);
   PMPI_Group_free(&world);
-  int proposed = 0, sequence = 0;
-  {
+  // The owner (window rank 0) numbers its windows: (owner, sequence) is
+  // unique even when threads create windows on several communicators.
+  int sequence = 0;
+  if (rank == 0) {
     std::lock_guard<std::mutex> lock(mutex_);
-    proposed = next_sequence_;
+    sequence = next_sequence_++;
   }
-  PMPI_Allreduce(&proposed, &sequence, 1, MPI_INT, MPI_MAX, comm);
+  PMPI_Bcast(&sequence, 1, MPI_INT, 0, comm);
 
   std::lock_guard<std::mutex> lock(mutex_);
-  next_sequence_ = std::max(next_sequence_, sequence + 1);
   WindowProfile& p = records_.emplace_back();
   p.owner = owner;
   p.sequence = sequence;
@@ -316,12 +325,9 @@ void WriteJson(const std::string& path, const std::vector<Merged>& windows,
     JsonStat(f, "contended_locks", m.contended);
     JsonStat(f, "contended_seconds", m.contended_seconds);
     std::fprintf(f, "\"fallbacks\": {");
-    static const char* const kKeys[] = {
-        "unmanaged_flavor", "opted_out",         "no_shared_memory",
-        "multi_node_window", "create_accumulate", "datatype"};
-    static_assert(std::size(kKeys) == size_t(Fallback::kCount));
     for (int b = 0; b < int(Fallback::kCount); ++b) {
-      JsonStat(f, kKeys[b], m.fallbacks[b], b + 1 == int(Fallback::kCount));
+      JsonStat(f, kFallbackNames[b].key, m.fallbacks[b],
+               b + 1 == int(Fallback::kCount));
     }
     std::fprintf(f, "},\n  \"busiest_rank\": %d, \"busiest_rank_ops\": %llu}",
                  m.busiest_rank, static_cast<unsigned long long>(m.busiest_ops));

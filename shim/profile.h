@@ -31,6 +31,7 @@ enum class Fallback : uint8_t {
   kUnmanagedFlavor,     // MPI_Win_create_dynamic
   kOptedOut,            // info rmashim_managed=false, or RMASHIM_DISABLE
   kNoSharedMemory,      // /dev/shm exhausted, cross-memory attach refused
+  kShimSetupFailed,     // the shim's window table full, or its setup failed
   kMultiNodeWindow,     // accumulate family / PSCW on a window spanning nodes
   kCreateAccumulate,    // accumulate on MPI_Win_create memory (not mapped)
   kDatatype,            // layout the shim does not flatten (darray, ...)
@@ -44,8 +45,8 @@ const char* Name(Fallback f);
 
 // One rank's record of one window: plain data, gathered with MPI_BYTE.
 struct WindowProfile {
-  int owner = 0;      // lowest world rank of the window's group
-  int sequence = 0;   // creation order agreed over the window's group
+  int owner = 0;      // world rank of the window's rank 0
+  int sequence = 0;   // the owner's count of windows it owns, from 0
   int ranks = 0;      // size of the window's group
   int world_rank = 0;
   char flavor[12] = {};
@@ -115,6 +116,13 @@ inline void Bump(uint64_t& counter, uint64_t by) {
     counter += by;
   }
 }
+inline void AddSeconds(double& total, double seconds) {
+  if (g_profiler.thread_multiple()) {
+    std::atomic_ref<double>(total).fetch_add(seconds, std::memory_order_relaxed);
+  } else {
+    total += seconds;
+  }
+}
 inline void CountOp(WindowProfile* p, OpKind kind, Reach reach,
                     uint64_t bytes) {
   if (p == nullptr) return;
@@ -159,7 +167,7 @@ void AcquireCounted(WindowProfile* p, Acquire acquire) {
   const double start = PMPI_Wtime();
   if (!acquire()) return;
   Bump(p->contended_locks, 1);
-  p->contended_seconds += PMPI_Wtime() - start;  // racy under threads: a statistic
+  AddSeconds(p->contended_seconds, PMPI_Wtime() - start);
 }
 
 // Times one synchronization call into the window's record.
@@ -171,7 +179,7 @@ class SyncTimer {
     if (p_ == nullptr) return;
     WindowProfile::Sync& s = p_->sync[int(kind_)];
     Bump(s.calls, 1);
-    s.seconds += PMPI_Wtime() - start_;  // racy under threads: a statistic
+    AddSeconds(s.seconds, PMPI_Wtime() - start_);
   }
   SyncTimer(const SyncTimer&) = delete;
   SyncTimer& operator=(const SyncTimer&) = delete;

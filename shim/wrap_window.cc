@@ -58,15 +58,20 @@ int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm,
     // does (this fallback used to be silent).
     WarnOnce(comm, "node-shared memory exhausted; window left to MPI");
   }
+  // Refused memory leaves the window to MPI on purpose; anything else is
+  // the shim's own failure.
+  Fallback why = arc == MPI_SUCCESS || arc == MPI_ERR_NO_MEM
+                     ? Fallback::kNoSharedMemory
+                     : Fallback::kShimSetupFailed;
   if (w != nullptr && !runtime().windows().Insert(*win, w)) {
     std::fprintf(stderr, "rmashim: too many managed windows\n");
     w = nullptr;  // stays alive, unused: freeing it here is not collective
+    why = Fallback::kShimSetupFailed;
   }
   if (w != nullptr) {
     w->profile = g_profiler.OpenManaged(*win, comm, flavor_name);
   } else {
-    g_profiler.OpenUnmanaged(*win, comm, flavor_name,
-                             Fallback::kNoSharedMemory);
+    g_profiler.OpenUnmanaged(*win, comm, flavor_name, why);
   }
   return MPI_SUCCESS;
 }
@@ -108,7 +113,12 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
   if (!runtime().windows().Insert(w->app_win(), w)) {
     std::fprintf(stderr, "rmashim: too many managed windows\n");
     delete w;
-    return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+    const int prc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+    if (prc == MPI_SUCCESS) {
+      g_profiler.OpenUnmanaged(*win, comm, "allocate",
+                               Fallback::kShimSetupFailed);
+    }
+    return prc;
   }
   *win = w->app_win();
   w->profile = g_profiler.OpenManaged(*win, comm, "allocate");

@@ -46,12 +46,34 @@ bool ValidRoot(const Call& c, dart_team_unit_t root) {
   return root.id >= 0 && root.id < c.team->size;
 }
 
-// DART_OP_MINMAX on `len` elements of type T: (min, max) pairs.
+// DART_OP_MINMAX reduces (min, max) pairs. MPI may hand a user op any
+// whole number of elements, so the elements are pairs: a contiguous type of
+// two basic values, one per basic type, created on first use (DART is
+// single-threaded) and kept until MPI_Finalize.
+struct PairType {
+  MPI_Datatype basic, pair;
+};
+std::vector<PairType>& PairTypes() {
+  static std::vector<PairType> types;
+  return types;
+}
+
+MPI_Datatype PairOf(MPI_Datatype basic) {
+  for (const PairType& p : PairTypes()) {
+    if (p.basic == basic) return p.pair;
+  }
+  MPI_Datatype pair;
+  PMPI_Type_contiguous(2, basic, &pair);
+  PMPI_Type_commit(&pair);
+  PairTypes().push_back({basic, pair});
+  return pair;
+}
+
 template <typename T>
-void MinMaxPairs(const void* in, void* inout, int len) {
+void MinMaxPairs(const void* in, void* inout, int pairs) {
   const T* a = static_cast<const T*>(in);
   T* b = static_cast<T*>(inout);
-  for (int i = 0; i + 1 < len; i += 2) {
+  for (int i = 0; i < 2 * pairs; i += 2) {
     b[i + DART_OP_MINMAX_MIN] =
         std::min(a[i + DART_OP_MINMAX_MIN], b[i + DART_OP_MINMAX_MIN]);
     b[i + DART_OP_MINMAX_MAX] =
@@ -60,23 +82,35 @@ void MinMaxPairs(const void* in, void* inout, int len) {
 }
 
 void MinMax(void* in, void* inout, int* len, MPI_Datatype* type) {
-  const MPI_Datatype t = *type;
-  if (t == MPI_BYTE) MinMaxPairs<unsigned char>(in, inout, *len);
-  if (t == MPI_SHORT) MinMaxPairs<short>(in, inout, *len);
-  if (t == MPI_INT) MinMaxPairs<int>(in, inout, *len);
-  if (t == MPI_UNSIGNED) MinMaxPairs<unsigned>(in, inout, *len);
-  if (t == MPI_LONG) MinMaxPairs<long>(in, inout, *len);
-  if (t == MPI_UNSIGNED_LONG) MinMaxPairs<unsigned long>(in, inout, *len);
-  if (t == MPI_LONG_LONG) MinMaxPairs<long long>(in, inout, *len);
-  if (t == MPI_UNSIGNED_LONG_LONG) {
-    MinMaxPairs<unsigned long long>(in, inout, *len);
+  MPI_Datatype t = MPI_DATATYPE_NULL;
+  for (const PairType& p : PairTypes()) {
+    if (p.pair == *type) t = p.basic;
   }
-  if (t == MPI_FLOAT) MinMaxPairs<float>(in, inout, *len);
-  if (t == MPI_DOUBLE) MinMaxPairs<double>(in, inout, *len);
-  if (t == MPI_LONG_DOUBLE) MinMaxPairs<long double>(in, inout, *len);
+  if (t == MPI_BYTE) {
+    MinMaxPairs<unsigned char>(in, inout, *len);
+  } else if (t == MPI_SHORT) {
+    MinMaxPairs<short>(in, inout, *len);
+  } else if (t == MPI_INT) {
+    MinMaxPairs<int>(in, inout, *len);
+  } else if (t == MPI_UNSIGNED) {
+    MinMaxPairs<unsigned>(in, inout, *len);
+  } else if (t == MPI_LONG) {
+    MinMaxPairs<long>(in, inout, *len);
+  } else if (t == MPI_UNSIGNED_LONG) {
+    MinMaxPairs<unsigned long>(in, inout, *len);
+  } else if (t == MPI_LONG_LONG) {
+    MinMaxPairs<long long>(in, inout, *len);
+  } else if (t == MPI_UNSIGNED_LONG_LONG) {
+    MinMaxPairs<unsigned long long>(in, inout, *len);
+  } else if (t == MPI_FLOAT) {
+    MinMaxPairs<float>(in, inout, *len);
+  } else if (t == MPI_DOUBLE) {
+    MinMaxPairs<double>(in, inout, *len);
+  } else if (t == MPI_LONG_DOUBLE) {
+    MinMaxPairs<long double>(in, inout, *len);
+  }
 }
 
-// Created on first use; MPI frees it at MPI_Finalize.
 MPI_Op MinMaxOp() {
   static const MPI_Op op = [] {
     MPI_Op created;
@@ -86,14 +120,26 @@ MPI_Op MinMaxOp() {
   return op;
 }
 
-// Reductions take basic types and the arithmetic/logical operations only;
-// DART_OP_MINMAX takes whole pairs.
-MPI_Op ReductionOp(dart_datatype_t dtype, dart_operation_t op, size_t nelem) {
+// A reduction's MPI form. Reductions take basic types and the arithmetic/
+// logical operations only; DART_OP_MINMAX takes whole pairs.
+struct Reduction {
+  MPI_Op op = MPI_OP_NULL;
+  MPI_Count count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+};
+
+bool AsReduction(const Call& c, dart_datatype_t dtype, dart_operation_t op,
+                 Reduction* r) {
   if (!IsBasic(dtype) || op == DART_OP_REPLACE || op == DART_OP_NO_OP) {
-    return MPI_OP_NULL;
+    return false;
   }
-  if (op == DART_OP_MINMAX) return nelem % 2 == 0 ? MinMaxOp() : MPI_OP_NULL;
-  return MpiOp(op);
+  if (op != DART_OP_MINMAX) {
+    *r = {MpiOp(op), c.count, c.type};
+    return r->op != MPI_OP_NULL;
+  }
+  if (c.count % 2 != 0) return false;
+  *r = {MinMaxOp(), c.count / 2, PairOf(c.type)};
+  return true;
 }
 
 bool ValidUnit(dart_global_unit_t u) { return u.id >= 0 && u.id < g_dart.size; }
@@ -215,13 +261,13 @@ dart_ret_t dart_allreduce(const void* sendbuf, void* recvbuf, size_t nelem,
                           dart_team_t team) {
   Call c;
   if (dart_ret_t rc = Prepare(team, nelem, dtype, &c)) return rc;
-  const MPI_Op mpi_op = ReductionOp(dtype, op, nelem);
-  if (mpi_op == MPI_OP_NULL || !Buffer(sendbuf, nelem) ||
+  Reduction r;
+  if (!AsReduction(c, dtype, op, &r) || !Buffer(sendbuf, nelem) ||
       !Buffer(recvbuf, nelem)) {
     return DART_ERR_INVAL;
   }
   if (sendbuf == recvbuf && nelem > 0) sendbuf = MPI_IN_PLACE;
-  return FromMpi(PMPI_Allreduce_c(sendbuf, recvbuf, c.count, c.type, mpi_op,
+  return FromMpi(PMPI_Allreduce_c(sendbuf, recvbuf, r.count, r.type, r.op,
                                   c.team->comm));
 }
 
@@ -230,14 +276,14 @@ dart_ret_t dart_reduce(const void* sendbuf, void* recvbuf, size_t nelem,
                        dart_team_unit_t root, dart_team_t team) {
   Call c;
   if (dart_ret_t rc = Prepare(team, nelem, dtype, &c)) return rc;
-  const MPI_Op mpi_op = ReductionOp(dtype, op, nelem);
+  Reduction r;
   const bool is_root = root.id == c.team->myid;
-  if (mpi_op == MPI_OP_NULL || !ValidRoot(c, root) || !Buffer(sendbuf, nelem) ||
-      (is_root && !Buffer(recvbuf, nelem))) {
+  if (!AsReduction(c, dtype, op, &r) || !ValidRoot(c, root) ||
+      !Buffer(sendbuf, nelem) || (is_root && !Buffer(recvbuf, nelem))) {
     return DART_ERR_INVAL;
   }
   if (is_root && sendbuf == recvbuf && nelem > 0) sendbuf = MPI_IN_PLACE;
-  return FromMpi(PMPI_Reduce_c(sendbuf, recvbuf, c.count, c.type, mpi_op,
+  return FromMpi(PMPI_Reduce_c(sendbuf, recvbuf, r.count, r.type, r.op,
                                root.id, c.team->comm));
 }
 

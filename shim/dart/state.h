@@ -147,7 +147,8 @@ class HandlePool {
   // of its window has completed it, and the handle goes back to the pool.
   void Release(dart_handle_t h);
   // Frees the kept requests of `win` that have completed. With
-  // `all_complete` (after a flush_all or unlock_all of `win`) they all have.
+  // `all_complete` (after a flush_all, flush_local_all or unlock_all of
+  // `win`) they all have.
   void Reap(MPI_Win win, bool all_complete);
 
  private:
@@ -167,11 +168,13 @@ struct State {
   std::vector<uint8_t> node_local;  // by global unit
   std::vector<int> node_index;      // by global unit
   bool spans_nodes = false;
+  // Before the teams: their segments reap freed handles when destroyed
+  // (members are destroyed in reverse order, e.g. at exit without dart_exit).
+  HandlePool handles;
   std::array<std::unique_ptr<Team>, kMaxTeams> teams;  // O(1) by team id
   std::bitset<kMaxTeams> team_ids;  // ids of the teams this unit is in
   Heap heap;
   TypeRegistry types;
-  HandlePool handles;
   std::unordered_set<dart_group_t> groups;
   std::unordered_set<dart_lock_t> locks;
   std::vector<dart_unit_locality_t> locality;  // by global unit

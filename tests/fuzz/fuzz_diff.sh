@@ -82,9 +82,11 @@ run_pair() {
   local args=(--seed "$seed" --timeout "$timeout")
   [[ -n "$ops" ]] && args+=(--ops "$ops")
   [[ -n "$exclude" ]] && args+=(--exclude "$exclude")
+  local t0=$SECONDS
   "$runner" "$ranks" "$layout" none "$program" "${args[@]}" "$@" \
     >"$work/native.out" 2>"$work/native.err"
   native_rc=$?
+  native_secs=$((SECONDS - t0))
   "$runner" "$ranks" "$layout" "$shim" "$program" "${args[@]}" "$@" \
     >"$work/shim.out" 2>"$work/shim.err"
   shim_rc=$?
@@ -95,6 +97,20 @@ run_pair() {
   else
     verdict=differ
   fi
+}
+
+# native_job_fails FIRST K SECS: whether native MPICH fails (in up to
+# 2 * $tries runs) on the job of K seeds from FIRST, which took SECS when it
+# passed (a run three times as long is a hang).
+native_job_fails() {
+  local try args=(--seed "$1" --count "$2" --timeout "$timeout")
+  [[ -n "$ops" ]] && args+=(--ops "$ops")
+  [[ -n "$exclude" ]] && args+=(--exclude "$exclude")
+  for (( try = 0; try < 2 * tries; ++try )); do
+    MPIEXEC_TIMEOUT=$((3 * $3 + 30)) "$runner" "$ranks" "$layout" none \
+      "$program" "${args[@]}" >/dev/null 2>&1 || return 0
+  done
+  return 1
 }
 
 # run_pair for one seed, rerun while native MPICH is what failed.
@@ -228,18 +244,34 @@ while (( i < ${#all_seeds[@]} )); do
   if [[ $verdict != same && $k -gt 1 ]]; then
     # Find the seed on its own (a batch on which only native MPICH failed
     # and whose seeds all pass alone was an MPICH flake).
-    batch_verdict=$verdict
-    cp "$work/native.out" "$work/batch_native.out"
-    cp "$work/shim.out" "$work/batch_shim.out"
+    batch_verdict=$verdict batch_native_rc=$native_rc batch_shim_rc=$shim_rc
+    batch_native_secs=$native_secs
+    for f in native.out shim.out native.err shim.err; do
+      cp "$work/$f" "$work/batch_$f"
+    done
     for (( j = 0; j < k; ++j )); do
       seed=$((first + j))
       run_seed "$seed"
       [[ $verdict != same ]] && break
     done
+    if [[ $verdict == same && $batch_verdict == differ && $batch_shim_rc -ne 0 ]] &&
+       native_job_fails "$first" "$k" "$batch_native_secs"; then
+      # The shim's job failed (a hang, typically), every seed alone is
+      # identical, and native MPICH fails on the very same job too: MPICH's
+      # flake (4.0.2's passive-target locks can hang), not a difference.
+      echo "MPICH FLAKE seeds $first..$((first + k - 1)): their one job failed" \
+           "under the shim (rc $batch_shim_rc) and natively too; each seed alone is identical"
+      batch_verdict=mpich-flake
+    fi
     if [[ $verdict == same && $batch_verdict == differ ]]; then
       echo "FUZZ MISMATCH only when seeds $first..$((first + k - 1)) run in one" \
            "job ($ranks ranks, layout $layout); rerun with --batch $k:"
+      echo "  native rc $batch_native_rc, shim rc $batch_shim_rc"
       diff "$work/batch_native.out" "$work/batch_shim.out" | cut -c1-400 | head -40
+      echo "---- native stderr (tail) ----"
+      tail -n 8 "$work/batch_native.err" | cut -c1-400
+      echo "---- shim stderr (tail) ----"
+      tail -n 8 "$work/batch_shim.err" | cut -c1-400
       exit 1
     fi
   fi

@@ -189,8 +189,14 @@ struct WindowRt {
   // their displacements are addresses.
   std::vector<MPI_Aint> attached;
 
+  // Memory the program provides (create and dynamic flavors).
+  std::byte* AllocateOwn() {
+    created = std::aligned_alloc(64, (bytes + 64) / 64 * 64);
+    return static_cast<std::byte*>(created);
+  }
   MPI_Aint Disp(int target, MPI_Aint disp) const {
-    return attached.empty() ? disp : MPI_Aint_add(attached[target], disp);
+    if (attached.empty() || target == MPI_PROC_NULL) return disp;
+    return MPI_Aint_add(attached[target], disp);
   }
 };
 
@@ -262,14 +268,12 @@ WindowRt OpenWindow(const Program& prog, int w, int me) {
             "MPI_Win_allocate_shared");
       break;
     case Flavor::kCreate:
-      rt.created = std::aligned_alloc(64, (rt.bytes + 64) / 64 * 64);
-      rt.base = static_cast<std::byte*>(rt.created);
+      rt.base = rt.AllocateOwn();
       Check(MPI_Win_create(rt.base, rt.bytes, du, info, rt.comm, &rt.win),
             "MPI_Win_create");
       break;
     case Flavor::kDynamic: {
-      rt.created = std::aligned_alloc(64, (rt.bytes + 64) / 64 * 64);
-      rt.base = static_cast<std::byte*>(rt.created);
+      rt.base = rt.AllocateOwn();
       Check(MPI_Win_create_dynamic(info, rt.comm, &rt.win),
             "MPI_Win_create_dynamic");
       if (rt.bytes > 0) {

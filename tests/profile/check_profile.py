@@ -23,7 +23,7 @@ SYNCS = ["lock", "unlock", "lock_all", "unlock_all", "flush", "flush_local",
          "flush_all", "flush_local_all", "sync", "fence", "post", "start",
          "complete", "wait", "test"]
 FALLBACKS = ["unmanaged_flavor", "opted_out", "no_shared_memory",
-             "multi_node_window",
+             "shim_setup_failed", "multi_node_window",
              "create_accumulate", "datatype"]
 
 
@@ -132,21 +132,24 @@ def check_contended(w, ranks, layout):
     if layout == "node" and ranks > 1:  # shared-memory locks: measured
         assert 1 <= waited["sum"] <= ranks - 1 and waited["max"] == 1, waited
         # Whoever got the lock first waited for most of the hold.
-        assert seconds["max"] >= K_HOLD_SECONDS / 2, seconds
+        assert seconds["max"] >= K_HOLD_SECONDS / 4, seconds
     else:  # one rank, or MPICH's locks (window spans nodes): not measured
         assert waited["sum"] == 0, waited
 
 
 def parse_report(path):
-    """{window id: {op: [self, node, remote] op counts}} from the report."""
-    windows, current = {}, None
+    """The header's window count and {window id: {op: [self, node, remote]
+    op counts}} from the report."""
+    windows, current, header = {}, None, None
     for line in open(path):
         words = line.split()
-        if line.startswith("window "):
+        if line.startswith("== rmashim profile: "):
+            header = int(words[3])
+        elif line.startswith("window "):
             current = windows.setdefault(words[1], {})
         elif current is not None and len(words) == 7 and words[0] in OPS:
             current[words[0]] = [words[1], words[3], words[5]]
-    return windows
+    return header, windows
 
 
 def human(n):
@@ -160,7 +163,8 @@ def human(n):
 
 
 def check_report(doc, path):
-    report = parse_report(path)
+    header, report = parse_report(path)
+    assert header == len(doc["windows"]), (header, len(doc["windows"]))
     assert set(report) == {w["id"] for w in doc["windows"]}, report.keys()
     for w in doc["windows"]:
         want = {op: [human(w["ops"][op][r]["count"]["sum"]) for r in REACHES]

@@ -43,15 +43,15 @@ constexpr long kRssSlackKiB = 2048;
 constexpr long kFdSlack = 0;
 constexpr long kMapsSlack = 4;
 
-// Mappings of tmpfs files on /dev/shm in this process: node segments (own
-// and peers', shown as "/dev/shm/#<inode> (deleted)") and MPICH's shared
-// memory.
+// Mappings of the shim's node segments in this process, own and peers':
+// unnamed (O_TMPFILE) tmpfs files, shown as "/dev/shm/#<inode> (deleted)";
+// MPICH's own shared memory has names and is not counted.
 int ShmMappings() {
   std::ifstream maps("/proc/self/maps");
   std::string line;
   int count = 0;
   while (std::getline(maps, line)) {
-    count += line.find(" /dev/shm/") != std::string::npos;
+    count += line.find(" /dev/shm/#") != std::string::npos;
   }
   return count;
 }
@@ -184,6 +184,8 @@ int Cycle(Flavor flavor, MPI_Comm comm, int cycle, bool* managed) {
 }
 
 void Churn(Flavor flavor) {
+  // MPI_Win_allocate_shared needs ranks that share memory.
+  ScopedComm node(SplitNodeComm());
   const int shm_before = ShmMappings();
   if (flavor == Flavor::kAllocate) {
     // The probe sees a live window's segments (else the checks below would
@@ -196,8 +198,6 @@ void Churn(Flavor flavor) {
     EXPECT_GT(ShmMappings(), shm_before) << "no /dev/shm mapping seen";
     MPI_Win_free(&win);
   }
-  // MPI_Win_allocate_shared needs ranks that share memory.
-  ScopedComm node(SplitNodeComm());
   const MPI_Comm comm = flavor == Flavor::kShared ? node.get() : MPI_COMM_WORLD;
   const auto start = std::chrono::steady_clock::now();
   Usage baseline;
