@@ -203,6 +203,7 @@ struct WindowRt {
 // Values every window starts with; gaps between regions get a pattern.
 void InitMemory(const Program& prog, int w, int world_rank, std::byte* base) {
   const WindowSpec& spec = prog.windows[w];
+  if (spec.bytes[world_rank] == 0) return;  // base may be null: no memset
   std::memset(base, 0xee, spec.bytes[world_rank]);
   for (int r = 0; r < spec.regions_on[world_rank]; ++r) {
     const Region& reg = spec.regions[r];
