@@ -18,16 +18,18 @@ bazel test //... --local_test_jobs=1 "$@"
 
 # ASan + UBSan in one build. The whole suite under them takes about four
 # times as long as the normal run, too long for CI on 2 cores, so CI runs
-# every MPI suite of //tests, //tests/diff and //tests/profile in two of its
-# configurations: 2 ranks on one node (the shim's shared-memory paths) and
-# 3 ranks on two simulated nodes (local and remote targets mixed, MPI's
-# paths), plus the unit tests. Not here: the fuzz seeds, the benchmark smoke
-# tests and the other rank/layout combinations (`bazel test
+# every MPI test of //tests/... in two of its configurations: 2 ranks on one
+# node (the shim's shared-memory paths) and 3 ranks on two simulated nodes
+# (local and remote targets mixed, MPI's paths), plus the unit tests and the
+# fault tests. Not here: the benchmark smoke tests, the oversubscribed
+# stress tests and the other rank/layout combinations (`bazel test
 # --config=asan_ubsan //...` runs them all).
 start=$SECONDS
 mapfile -t subset < <(bazel query --noshow_progress \
-  'filter("_(2ranks_node|3ranks_oddeven)$", tests(//tests:all + //tests/diff:all + //tests/profile:all))
-   + //tests:shm_lock_test + //tests:window_table_test' 2>/dev/null)
+  'filter("_(2ranks_node|3ranks_oddeven)$", tests(//tests/...))
+   + tests(//tests/faults:all)
+   + //tests:shm_lock_test + //tests:window_table_test
+   except attr(tags, valgrind, tests(//tests/...))' 2>/dev/null)
 [[ ${#subset[@]} -gt 0 ]] || { echo "test.sh: empty sanitizer subset" >&2; exit 1; }
 bazel test --config=asan_ubsan --local_test_jobs=1 "$@" -- "${subset[@]}"
 echo "test.sh: ASan+UBSan: ${#subset[@]} tests in $((SECONDS - start)) s"
