@@ -215,6 +215,13 @@ inline bool AllOnOneNode(MPI_Comm comm) {
   return true;
 }
 
+// A test's size knob: the environment variable `name` (set per target in
+// BUILD, e.g. fewer cycles when ranks outnumber cores), else `fallback`.
+inline int EnvInt(const char* name, int fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? std::atoi(value) : fallback;
+}
+
 }  // namespace rmashim_test
 
 #endif  // RMASHIM_TESTS_MPI_TEST_UTIL_H_

@@ -21,10 +21,7 @@ using rmashim_test::SplitNodeComm;
 
 // 200 windows unless STRESS_WINDOWS says otherwise (runs with more ranks
 // than cores use fewer: each creation then costs up to a second).
-const int kWindows = [] {
-  const char* n = std::getenv("STRESS_WINDOWS");
-  return n != nullptr ? std::atoi(n) : 200;
-}();
+const int kWindows = rmashim_test::EnvInt("STRESS_WINDOWS", 200);
 constexpr double kWatchdogSeconds = 400.0;
 
 enum class Flavor { kAllocate, kShared, kCreate, kDynamic };
