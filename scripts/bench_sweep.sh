@@ -81,7 +81,7 @@ for s in "${steps[@]}"; do
   step=$((step + 1))
   progress "$step" "$program on $ranks rank(s)"
   t0=$SECONDS
-  if mpirun -n "$ranks" env LD_PRELOAD="$shim" "bazel-bin/bench/$program" --csv \
+  if mpirun.mpich -n "$ranks" env LD_PRELOAD="$shim" "bazel-bin/bench/$program" --csv \
       "${quick_arg[@]}" >"$out/$name.csv" 2>"$out/$name.log"; then
     grep -h "verification" "$out/$name.log" | sed 's/^/      /' || true
   else

@@ -7,5 +7,5 @@ cd "$(dirname "$0")/.."
 scripts/install_deps.sh
 bazel build //shim:librmashim.so //bench:rma_latency >&2
 shim=$(realpath bazel-bin/shim/librmashim.so)
-echo "== mpirun -n 2 with LD_PRELOAD=librmashim.so: bench/rma_latency (rank 0 -> rank 1, same node)"
-mpirun -n 2 env LD_PRELOAD="$shim" bazel-bin/bench/rma_latency "$@"
+echo "== mpirun.mpich -n 2 with LD_PRELOAD=librmashim.so: bench/rma_latency (rank 0 -> rank 1, same node)"
+mpirun.mpich -n 2 env LD_PRELOAD="$shim" bazel-bin/bench/rma_latency "$@"

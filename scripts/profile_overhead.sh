@@ -17,7 +17,7 @@ for (( r = 0; r < rounds; ++r )); do
     echo "round $((r + 1))/$rounds, profiling $mode" >&2
     profile=""
     [[ $mode == on ]] && profile=$work/profile.json
-    mpirun -n 2 env LD_PRELOAD="$shim" RMASHIM_PROFILE="$profile" \
+    mpirun.mpich -n 2 env LD_PRELOAD="$shim" RMASHIM_PROFILE="$profile" \
       bazel-bin/bench/rma_latency --csv 2>/dev/null | tail -n +2 |
       sed "s/^/$mode,/" >>"$work/runs.csv"
   done

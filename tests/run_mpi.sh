@@ -34,4 +34,4 @@ if [[ "$preload" != none ]]; then
 fi
 # A hang fails the test instead of eating the CI budget.
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-120}
-exec mpirun -n "$ranks" env "${env_args[@]}" "$(realpath "$program")" "$@"
+exec mpirun.mpich -n "$ranks" env "${env_args[@]}" "$(realpath "$program")" "$@"

@@ -72,7 +72,7 @@ run() {
   shift
   local env_args=("${layout_env[@]}")
   [[ $preload == none ]] || env_args+=("LD_PRELOAD=$preload" FAULT_RMA_SHIM=1)
-  mpirun -n "$ranks" env "${env_args[@]}" "$program" "$@"
+  mpirun.mpich -n "$ranks" env "${env_args[@]}" "$program" "$@"
 }
 
 # KiB of the private /dev/shm used by files without a name there: node

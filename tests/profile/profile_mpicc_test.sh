@@ -6,6 +6,6 @@
 set -euo pipefail
 ranks=$1 layout=$2 shim=$3 checker=$4 source=$5
 out=${TEST_TMPDIR:-$(mktemp -d)}
-mpicc -O2 -o "$out/profile_counts" "$source"
+mpicc.mpich -O2 -o "$out/profile_counts" "$source"
 exec "$(dirname "$0")/profile_test.sh" "$ranks" "$layout" "$shim" "$checker" \
   "$layout" "$out/profile_counts"
