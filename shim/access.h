@@ -20,9 +20,12 @@ inline int CheckTargetArgs(const ManagedWindow& w, int target, MPI_Aint disp) {
   return MPI_SUCCESS;
 }
 
-// Request-based operations are only valid in passive-target epochs.
-inline bool InPassiveEpoch(const ManagedWindow& w) {
-  return w.epoch == AccessEpoch::kLock || w.epoch == AccessEpoch::kLockAll;
+// Request-based operations are only valid in passive-target epochs
+// (MPI-3 11.3.5), but one to MPI_PROC_NULL is a no-op that succeeds and
+// returns a completed request in any epoch, as in MPICH.
+inline bool RequestEpochOk(const ManagedWindow& w, int target) {
+  return target == MPI_PROC_NULL || w.epoch == AccessEpoch::kLock ||
+         w.epoch == AccessEpoch::kLockAll;
 }
 
 // Whether this process's current epoch lets it access `target` directly.

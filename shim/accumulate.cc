@@ -114,12 +114,11 @@ int PackElements(const void* buf, int count, MPI_Datatype type,
   if (flat.elements != 0 && (flat.element != element || flat.elements != elements)) {
     return MPI_ERR_TYPE;
   }
-  int size = 0;
-  PMPI_Pack_size(count, type, PackComm(), &size);
-  storage.resize(size);
-  int position = 0;
-  if (int rc = PMPI_Pack(buf, count, type, storage.data(), size, &position,
-                         PackComm())) {
+  int element_size = 0;  // packed elements are Type_size apart (pairs too)
+  PMPI_Type_size(element, &element_size);
+  storage.resize(static_cast<size_t>(flat.elements) * element_size);
+  if (int rc = PackBytes(buf, count, type, storage.data(),
+                         static_cast<MPI_Aint>(storage.size()))) {
     return rc;
   }
   *packed = storage.data();
@@ -213,10 +212,9 @@ Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
     done += run.count;
   }
   if (fetching && !result_storage.empty()) {
-    int position = 0;
-    *rc = PMPI_Unpack(result_storage.data(),
-                      static_cast<int>(result_storage.size()), &position,
-                      c.result, c.result_count, c.result_type, PackComm());
+    *rc = UnpackBytes(result_storage.data(),
+                      static_cast<MPI_Aint>(result_storage.size()), c.result,
+                      c.result_count, c.result_type);
   }
   return Route::kDone;
 }

@@ -11,13 +11,17 @@ namespace {
 // Completes operations passed through to MPI during the epoch.
 int FlushPassedThrough(ManagedWindow& w) {
   if (!w.any_mpi_ops_pending) return MPI_SUCCESS;
-  const int rc = PMPI_Win_flush_all(w.internal_win());
+  const int rc = PMPI_Win_flush_all(w.app_win());
   for (TargetLockState& s : w.locks) s.mpi_ops_pending = false;
   w.any_mpi_ops_pending = false;
   return rc;
 }
 
-void NodeBarrier(SegmentHeader& root, int parties) {
+}  // namespace
+
+void NodeBarrier(ManagedWindow& w) {
+  SegmentHeader& root = w.header(w.first_node_rank());
+  const int parties = w.node_size();
   const uint32_t generation =
       root.fence_generation.load(std::memory_order_acquire);
   if (root.fence_arrived.fetch_add(1, std::memory_order_acq_rel) ==
@@ -31,8 +35,6 @@ void NodeBarrier(SegmentHeader& root, int parties) {
     backoff.Wait();
   }
 }
-
-}  // namespace
 
 void AwaitPostSlow(ManagedWindow& w, int target) {
   TargetLockState& s = w.locks[target];
@@ -54,7 +56,7 @@ int ShmFence(ManagedWindow& w, int assert) {
   const int rc = FlushPassedThrough(w);
   // With nothing before and nothing after, the fence orders nothing.
   const bool noop = (assert & MPI_MODE_NOPRECEDE) && (assert & MPI_MODE_NOSUCCEED);
-  if (!noop) NodeBarrier(w.header(0), w.comm_size());
+  if (!noop) NodeBarrier(w);
   w.epoch = (assert & MPI_MODE_NOSUCCEED) ? AccessEpoch::kNone
                                           : AccessEpoch::kFence;
   return rc;

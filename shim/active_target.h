@@ -10,7 +10,8 @@
 // MPI_MODE_NOCHECK (which MPI requires on both sides alike) skips the post
 // counters. Counters only grow, so consecutive epochs need no reset.
 //
-// Fence: a sense-reversing barrier on two words in window rank 0's header.
+// Fence: a sense-reversing barrier on two words in the header of the
+// window's lowest node-local rank (rank 0 on a single-node window).
 #ifndef RMASHIM_SHIM_ACTIVE_TARGET_H_
 #define RMASHIM_SHIM_ACTIVE_TARGET_H_
 
@@ -25,6 +26,11 @@ void AwaitPostSlow(ManagedWindow& w, int target);
 inline void AwaitPost(ManagedWindow& w, int target) {
   if (!w.locks[target].post_seen) AwaitPostSlow(w, target);
 }
+
+// Waits until every node-local rank of the window has called it: the
+// fence barrier of single-node windows, and on windows spanning nodes the
+// node-local half of an MPI fence that MPI_MODE_NOPRECEDE lets MPI skip.
+void NodeBarrier(ManagedWindow& w);
 
 // Each returns an MPI error code; errors are raised by the caller.
 int ShmFence(ManagedWindow& w, int assert);

@@ -21,6 +21,7 @@ bool RemoteRanges(std::byte* remote, const TypedBuffer& side,
   }
   FlatType flat;
   if (Flatten(side.type, side.count, &flat) != MPI_SUCCESS) return false;
+  if (flat.elements == 0) return true;  // nothing to move
   int element_size = 0;
   PMPI_Type_size(flat.element, &element_size);
   if (element_size != flat.element_extent) return false;  // pair padding
@@ -69,18 +70,16 @@ bool CrossMemoryTransfer(bool to_remote, pid_t pid, std::byte* remote,
   }
   // A derived local type is packed into (or unpacked from) a staging buffer.
   std::vector<std::byte> staging(bytes);
-  int position = 0;
   if (to_remote) {
-    *rc = PMPI_Pack(local.addr, local.count, local.type, staging.data(),
-                    static_cast<int>(bytes), &position, PackComm());
+    *rc = PackBytes(local.addr, local.count, local.type, staging.data(), bytes);
     if (*rc == MPI_SUCCESS && !Move(true, pid, staging.data(), bytes, ranges)) {
       *rc = MPI_ERR_OTHER;
     }
   } else if (!Move(false, pid, staging.data(), bytes, ranges)) {
     *rc = MPI_ERR_OTHER;
   } else {
-    *rc = PMPI_Unpack(staging.data(), static_cast<int>(bytes), &position,
-                      local.addr, local.count, local.type, PackComm());
+    *rc = UnpackBytes(staging.data(), bytes, local.addr, local.count,
+                      local.type);
   }
   return true;
 }

@@ -1,26 +1,81 @@
 #include "shim/datatype.h"
 
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 namespace rmashim {
 
 namespace {
+
+std::once_flag g_pack_comm_once;
 MPI_Comm g_pack_comm = MPI_COMM_NULL;
+
+// A buffer MPICH's pack engine accepts for (buf, count, type). MPI_BOTTOM is
+// NULL, which MPI_Pack/Unpack refuse; it is handed over rebased, kRebase
+// bytes up, with `count` x `type` wrapped in a struct type that places them
+// kRebase bytes down: the bytes addressed are the same.
+class PackableBuffer {
+ public:
+  PackableBuffer(const void* buf, int count, MPI_Datatype type)
+      : buf_(const_cast<void*>(buf)), count_(count), type_(type) {
+    if (buf != nullptr || count == 0) return;
+    const MPI_Aint disp = -kRebase;
+    if (PMPI_Type_create_struct(1, &count, &disp, &type, &wrapped_) !=
+            MPI_SUCCESS ||
+        PMPI_Type_commit(&wrapped_) != MPI_SUCCESS) {
+      return;  // MPI will report the NULL buffer
+    }
+    buf_ = reinterpret_cast<void*>(kRebase);
+    count_ = 1;
+    type_ = wrapped_;
+  }
+  ~PackableBuffer() {
+    if (wrapped_ != MPI_DATATYPE_NULL) PMPI_Type_free(&wrapped_);
+  }
+  PackableBuffer(const PackableBuffer&) = delete;
+  PackableBuffer& operator=(const PackableBuffer&) = delete;
+
+  void* buf() const { return buf_; }
+  int count() const { return count_; }
+  MPI_Datatype type() const { return type_; }
+
+ private:
+  static constexpr MPI_Aint kRebase = 4096;
+  void* buf_;
+  int count_;
+  MPI_Datatype type_;
+  MPI_Datatype wrapped_ = MPI_DATATYPE_NULL;
+};
+
 }  // namespace
 
 MPI_Comm PackComm() {
-  return g_pack_comm != MPI_COMM_NULL ? g_pack_comm : MPI_COMM_SELF;
-}
-
-void StartDatatypeSupport() {
-  if (g_pack_comm != MPI_COMM_NULL) return;
-  PMPI_Comm_dup(MPI_COMM_SELF, &g_pack_comm);
-  PMPI_Comm_set_errhandler(g_pack_comm, MPI_ERRORS_RETURN);
+  std::call_once(g_pack_comm_once, [] {
+    PMPI_Comm_dup(MPI_COMM_SELF, &g_pack_comm);
+    PMPI_Comm_set_errhandler(g_pack_comm, MPI_ERRORS_RETURN);
+  });
+  return g_pack_comm;
 }
 
 void StopDatatypeSupport() {
   if (g_pack_comm != MPI_COMM_NULL) PMPI_Comm_free(&g_pack_comm);
+}
+
+int PackBytes(const void* buf, int count, MPI_Datatype type, void* out,
+              MPI_Aint bytes) {
+  const PackableBuffer in(buf, count, type);
+  MPI_Count position = 0;
+  return PMPI_Pack_c(in.buf(), in.count(), in.type(), out, bytes, &position,
+                     PackComm());
+}
+
+int UnpackBytes(const void* in, MPI_Aint bytes, void* buf, int count,
+                MPI_Datatype type) {
+  const PackableBuffer outbuf(buf, count, type);
+  MPI_Count position = 0;
+  return PMPI_Unpack_c(in, bytes, &position, outbuf.buf(), outbuf.count(),
+                       outbuf.type(), PackComm());
 }
 
 int DescribeLayout(int count, MPI_Datatype type, Layout* out) {
@@ -64,24 +119,18 @@ int CopyTyped(const void* src, int src_count, MPI_Datatype src_type,
   // MPICH's native pack format is the payload bytes in type-map order, so a
   // dense side can serve as the packed buffer and the other side is
   // packed/unpacked straight from/into it.
-  int position = 0;
   if (src_layout.dense) {
-    return PMPI_Unpack(static_cast<const char*>(src) + src_layout.lo,
-                       static_cast<int>(bytes), &position, dst, dst_count,
-                       dst_type, PackComm());
+    return UnpackBytes(static_cast<const char*>(src) + src_layout.lo, bytes,
+                       dst, dst_count, dst_type);
   }
   if (dst_layout.dense) {
-    return PMPI_Pack(src, src_count, src_type,
-                     static_cast<char*>(dst) + dst_layout.lo,
-                     static_cast<int>(bytes), &position, PackComm());
+    return PackBytes(src, src_count, src_type,
+                     static_cast<char*>(dst) + dst_layout.lo, bytes);
   }
   std::vector<char> packed(static_cast<size_t>(bytes));
-  int rc = PMPI_Pack(src, src_count, src_type, packed.data(),
-                     static_cast<int>(bytes), &position, PackComm());
+  const int rc = PackBytes(src, src_count, src_type, packed.data(), bytes);
   if (rc != MPI_SUCCESS) return rc;
-  position = 0;
-  return PMPI_Unpack(packed.data(), static_cast<int>(bytes), &position, dst,
-                     dst_count, dst_type, PackComm());
+  return UnpackBytes(packed.data(), bytes, dst, dst_count, dst_type);
 }
 
 }  // namespace rmashim

@@ -29,12 +29,21 @@ struct Layout {
 
 // The communicator MPI_Pack/Unpack and type checks use: a private duplicate
 // of MPI_COMM_SELF with MPI_ERRORS_RETURN, so a bad datatype is reported to
-// the caller instead of aborting through MPI_COMM_SELF's handler. Call
-// StartDatatypeSupport after MPI_Init and StopDatatypeSupport before
-// MPI_Finalize.
+// the caller instead of aborting through MPI_COMM_SELF's handler. Made on
+// first use (a derived datatype), so a program that moves only predefined
+// types spends no MPICH context id on it. StopDatatypeSupport, before
+// MPI_Finalize, frees it.
 MPI_Comm PackComm();
-void StartDatatypeSupport();
 void StopDatatypeSupport();
+
+// MPI_Pack / MPI_Unpack of `count` x `type` at `buf` to / from `bytes`
+// contiguous bytes, with large counts. `buf` may be MPI_BOTTOM (NULL) with a
+// type of absolute addresses (MPI_Get_address), which MPICH's own
+// MPI_Pack/Unpack reject ("Null pointer in parameter inbuf").
+int PackBytes(const void* buf, int count, MPI_Datatype type, void* out,
+              MPI_Aint bytes);
+int UnpackBytes(const void* in, MPI_Aint bytes, void* buf, int count,
+                MPI_Datatype type);
 
 // Fills `out` for `count` elements of `type`; returns an MPI error code
 // (MPI_ERR_COUNT, MPI_ERR_TYPE: also for an uncommitted derived type) for

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace rmashim {
@@ -76,35 +77,39 @@ std::byte* MapPeer(const SegmentId& id) {
 
 }  // namespace
 
-bool NodeSegments::Create(MPI_Comm node_comm, size_t bytes) {
-  int node_rank = 0, node_size = 0;
-  PMPI_Comm_rank(node_comm, &node_rank);
-  PMPI_Comm_size(node_comm, &node_size);
+bool NodeSegments::Create(MPI_Comm comm, const std::vector<int>& node_index,
+                          size_t bytes) {
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
   SegmentId mine{static_cast<long>(getpid()), -1, 0, 0,
                  static_cast<long>(RoundToPages(bytes))};
-  std::byte* own = CreateOwn(&mine);
-  int ok = own != nullptr, all_ok = 0;
-  PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, node_comm);
-  if (!all_ok) {
-    if (own != nullptr) {
-      munmap(own, static_cast<size_t>(mine.bytes));
-      close(static_cast<int>(mine.fd));
-    }
-    return false;
-  }
-  std::vector<SegmentId> ids(node_size);
+  std::byte* own = CreateOwn(&mine);  // on failure mine.fd stays -1
+  // One exchange tells every rank both who failed and where the others'
+  // segments are.
+  std::vector<SegmentId> ids(node_index.size());
   PMPI_Allgather(&mine, kIdLongs, MPI_LONG, ids.data(), kIdLongs, MPI_LONG,
-                 node_comm);
-  maps_.resize(node_size);
-  for (int r = 0; r < node_size; ++r) {
-    maps_[r].bytes = static_cast<size_t>(ids[r].bytes);
-    maps_[r].addr = r == node_rank ? own : MapPeer(ids[r]);
-    ok = ok && maps_[r].addr != nullptr;
+                 comm);
+  bool ok = true;
+  for (const SegmentId& id : ids) ok = ok && id.fd >= 0;
+  if (ok) {
+    maps_.resize(std::count_if(node_index.begin(), node_index.end(),
+                               [](int i) { return i != MPI_UNDEFINED; }));
+    for (size_t r = 0; r < ids.size(); ++r) {
+      if (node_index[r] == MPI_UNDEFINED) continue;
+      Mapping& m = maps_[node_index[r]];
+      m.bytes = static_cast<size_t>(ids[r].bytes);
+      m.addr = static_cast<int>(r) == rank ? own : MapPeer(ids[r]);
+      ok = ok && m.addr != nullptr;
+    }
   }
-  // Everyone has mapped every segment: the descriptors are no longer needed
-  // (the mappings keep the memory).
-  PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, node_comm);
-  close(static_cast<int>(mine.fd));
+  // Everyone has mapped every segment (or given up): the descriptors are no
+  // longer needed (the mappings keep the memory).
+  int all_ok = 0, my_ok = ok;
+  PMPI_Allreduce(&my_ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+  if (mine.fd >= 0) close(static_cast<int>(mine.fd));
+  if (maps_.empty() && own != nullptr) {  // failed before mapping anything
+    munmap(own, static_cast<size_t>(mine.bytes));
+  }
   return all_ok != 0;
 }
 

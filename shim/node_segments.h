@@ -24,13 +24,14 @@ class NodeSegments {
   NodeSegments(const NodeSegments&) = delete;
   NodeSegments& operator=(const NodeSegments&) = delete;
 
-  // Collective over `node_comm`: this rank's segment has `bytes` (rounded up
-  // to whole pages). Returns false on every rank if any rank could not get
-  // its memory (/dev/shm exhausted) or map a peer's (/proc/<pid>/fd
-  // refused, or peers in different PID namespaces).
-  bool Create(MPI_Comm node_comm, size_t bytes);
+  // Collective over `comm`, whose ranks on this node are those with a
+  // `node_index` (NodeIndexOf in runtime.h): this rank's segment has `bytes`
+  // (rounded up to whole pages). Returns false on every rank of `comm` if
+  // any rank could not get its memory (/dev/shm exhausted) or map a node
+  // peer's (/proc/<pid>/fd refused, or peers in different PID namespaces).
+  bool Create(MPI_Comm comm, const std::vector<int>& node_index, size_t bytes);
 
-  // The segment of node rank `r`, mapped in this process.
+  // The segment of the node peer with node index `r`, mapped here.
   std::byte* segment(int r) const { return maps_[r].addr; }
 
  private:

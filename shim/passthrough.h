@@ -9,11 +9,6 @@
 
 namespace rmashim {
 
-// The MPI window a passed-through operation must use.
-inline MPI_Win PassThroughWin(const ManagedWindow& w) {
-  return w.passthrough_win();
-}
-
 // Remembers that `target` now has MPI operations to complete at the next
 // flush or unlock. Called after the operation was issued, not before: with
 // MPI_THREAD_MULTIPLE another thread's flush of the same target may run in
@@ -25,12 +20,6 @@ inline void NotePassedThrough(ManagedWindow& w, int target) {
     w.locks[target].mpi_ops_pending = true;
     w.any_mpi_ops_pending = true;
   }
-}
-
-// Errors from the internal window (MPI_ERRORS_RETURN) are reported through
-// the application's window, as if the call had gone there.
-inline int Forwarded(const ManagedWindow& w, MPI_Win used, int rc) {
-  return used == w.app_win() ? rc : RaiseOnWindow(w.app_win(), rc);
 }
 
 // A request for an operation the shim completed when it was issued. MPICH

@@ -99,10 +99,7 @@ WindowProfile* Profiler::Open(MPI_Win win, MPI_Comm comm, const char* flavor,
   PMPI_Comm_group(MPI_COMM_WORLD, &world);
   PMPI_Group_translate_ranks(group, 1, &zero, world, &owner);
   // Which window ranks share this node (for unmanaged windows' reach).
-  MPI_Comm node;
-  PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  const std::vector<int> in_node = NodeRanksOf(group, node);
-  PMPI_Comm_free(&node);
+  const std::vector<int> in_node = NodeIndexOf(comm);
   PMPI_Group_free(&group);
   PMPI_Group_free(&world);
   // The owner (window rank 0) numbers its windows: (owner, sequence) is

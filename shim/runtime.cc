@@ -2,6 +2,7 @@
 
 #include <sys/prctl.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -24,28 +25,50 @@ void PokeMpi() {
               MPI_STATUS_IGNORE);
 }
 
+// The node of every MPI_COMM_WORLD rank: the world rank of its node's first
+// rank. Written once by StartNodeTable, read-only after.
+std::vector<int>& WorldNodes() {
+  static std::vector<int> nodes;
+  return nodes;
+}
+
 }  // namespace
 
 Runtime g_runtime;
 
+void StartNodeTable() {
+  std::vector<int>& nodes = WorldNodes();
+  if (!nodes.empty()) return;
+  int world_rank = 0, world_size = 0, node_id = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  MPI_Comm node_comm;
+  PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                       &node_comm);
+  node_id = world_rank;
+  PMPI_Bcast(&node_id, 1, MPI_INT, 0, node_comm);
+  PMPI_Comm_free(&node_comm);
+  std::vector<int> all(world_size);
+  PMPI_Allgather(&node_id, 1, MPI_INT, all.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  nodes = std::move(all);
+}
+
 void Runtime::Start(int thread_level) {
   SetSpinProgress(&PokeMpi);
-  StartDatatypeSupport();
   enabled_ = !EnvIsTrue("RMASHIM_DISABLE");
   thread_multiple_ = thread_level == MPI_THREAD_MULTIPLE;
   // Under Yama's ptrace restriction, let node-local peers use cross-memory
   // attach on this process's MPI_Win_create memory.
   if (enabled_) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
-  MPI_Comm node_comm;
+  StartNodeTable();
+  const std::vector<int>& nodes = WorldNodes();
   int world_rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
-                       &node_comm);
-  PMPI_Comm_rank(node_comm, &locality_.node_rank);
-  PMPI_Comm_size(node_comm, &locality_.node_size);
-  locality_.node_id = world_rank;
-  PMPI_Bcast(&locality_.node_id, 1, MPI_INT, 0, node_comm);
-  PMPI_Comm_free(&node_comm);
+  locality_.node_id = nodes[world_rank];
+  locality_.node_rank = static_cast<int>(
+      std::count(nodes.begin(), nodes.begin() + world_rank, nodes[world_rank]));
+  locality_.node_size = static_cast<int>(
+      std::count(nodes.begin(), nodes.end(), nodes[world_rank]));
   const HardwarePlace place = QueryHardwarePlace();
   locality_.numa_domain = place.numa_domain;
   locality_.core = place.core;
@@ -57,17 +80,32 @@ void Runtime::Stop() {
   StopDatatypeSupport();
 }
 
-std::vector<int> NodeRanksOf(MPI_Group group, MPI_Comm node_comm) {
+std::vector<int> NodeIndexOf(MPI_Comm comm) {
   int size = 0;
-  PMPI_Group_size(group, &size);
-  MPI_Group node_group;
-  PMPI_Comm_group(node_comm, &node_group);
-  std::vector<int> ranks(size), node_ranks(size);
+  PMPI_Comm_size(comm, &size);
+  MPI_Group group, world;
+  PMPI_Comm_group(comm, &group);
+  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  std::vector<int> ranks(size), world_ranks(size);
   for (int r = 0; r < size; ++r) ranks[r] = r;
-  PMPI_Group_translate_ranks(group, size, ranks.data(), node_group,
-                             node_ranks.data());
-  PMPI_Group_free(&node_group);
-  return node_ranks;
+  PMPI_Group_translate_ranks(group, size, ranks.data(), world,
+                             world_ranks.data());
+  PMPI_Group_free(&group);
+  PMPI_Group_free(&world);
+  const std::vector<int>& nodes = WorldNodes();
+  int world_rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  const int mine = nodes.empty() ? -1 : nodes[world_rank];
+  std::vector<int> index(size, MPI_UNDEFINED);
+  int next = 0;
+  for (int r = 0; r < size; ++r) {
+    const int w = world_ranks[r];
+    if (w != MPI_UNDEFINED && w < static_cast<int>(nodes.size()) &&
+        nodes[w] == mine) {
+      index[r] = next++;
+    }
+  }
+  return index;
 }
 
 int RaiseOnWindow(MPI_Win win, int code) {

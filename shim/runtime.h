@@ -50,9 +50,16 @@ inline ManagedWindow* FindManaged(MPI_Win win) {
   return g_runtime.windows().Find(win);
 }
 
-// For each rank of `group`, its rank in `node_comm`, or MPI_UNDEFINED when
-// it is on another node.
-std::vector<int> NodeRanksOf(MPI_Group group, MPI_Comm node_comm);
+// Learns the node of every MPI_COMM_WORLD rank (collective over
+// MPI_COMM_WORLD; later calls do nothing). MPI_Init's wrapper and dart_init
+// call it. With it, window creation needs no node communicator, so a
+// managed window costs MPICH one context id, as a native one does.
+void StartNodeTable();
+
+// For each rank of `comm`, its index among the ranks of `comm` on this
+// rank's node (in rank order), or MPI_UNDEFINED when it is on another node.
+// Local: no communication.
+std::vector<int> NodeIndexOf(MPI_Comm comm);
 
 // Holds a window's state mutex for a scope, only under MPI_THREAD_MULTIPLE:
 // single-threaded programs pay one predictable branch.

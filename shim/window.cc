@@ -23,10 +23,15 @@ struct RankInfo {
 
 int ManagedWindow::JoinComm(MPI_Comm comm) {
   PMPI_Comm_rank(comm, &rank_);
-  PMPI_Comm_group(comm, &group_);
-  const int rc = PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0,
-                                      MPI_INFO_NULL, &node_comm_);
-  if (rc == MPI_SUCCESS) PMPI_Comm_size(node_comm_, &node_size_);
+  const int rc = PMPI_Comm_group(comm, &group_);
+  node_index_ = NodeIndexOf(comm);
+  node_size_ = 0;
+  first_node_rank_ = -1;
+  for (int r = 0; r < static_cast<int>(node_index_.size()); ++r) {
+    if (node_index_[r] == MPI_UNDEFINED) continue;
+    if (node_size_++ == 0) first_node_rank_ = r;
+  }
+  single_node_ = node_size_ == static_cast<int>(node_index_.size());
   return rc;
 }
 
@@ -35,15 +40,13 @@ int ManagedWindow::JoinComm(MPI_Comm comm) {
 // page-aligned and first-touched by its owner.
 int ManagedWindow::AllocateSegments(MPI_Comm comm, MPI_Aint memory_bytes,
                                     void** segment) {
-  int comm_size = 0;
-  PMPI_Group_size(group_, &comm_size);
-  int ok = segments_.Create(node_comm_, HeaderBytes(comm_size) + memory_bytes);
-  int all_ok = 0;  // every node must agree, or the window creation diverges
-  PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
-  if (!all_ok) return MPI_ERR_NO_MEM;
-  int node_rank = 0;
-  PMPI_Comm_rank(node_comm_, &node_rank);
-  *segment = segments_.segment(node_rank);
+  const int comm_size = static_cast<int>(node_index_.size());
+  // Agreed by every rank of `comm`, or the window creation diverges.
+  if (!segments_.Create(comm, node_index_,
+                        HeaderBytes(comm_size) + memory_bytes)) {
+    return MPI_ERR_NO_MEM;
+  }
+  *segment = segments_.segment(node_index_[rank_]);
   auto* header = new (*segment) SegmentHeader;
   for (int r = 0; r < comm_size; ++r) {
     new (header->post_counters() + r) std::atomic<uint32_t>(0);
@@ -60,8 +63,6 @@ void ManagedWindow::MapTargets(MPI_Comm comm, std::byte* my_base,
                       static_cast<MPI_Aint>(getpid())};
   PMPI_Allgather(&mine, 4, MPI_AINT, all.data(), 4, MPI_AINT, comm);
 
-  const std::vector<int> node_ranks = NodeRanksOf(group_, node_comm_);
-
   targets_.resize(comm_size);
   locks.resize(comm_size);
   const MPI_Aint header_bytes = HeaderBytes(comm_size);
@@ -69,8 +70,8 @@ void ManagedWindow::MapTargets(MPI_Comm comm, std::byte* my_base,
     Target& t = targets_[r];
     t.size = all[r].size;
     t.disp_unit = static_cast<int>(all[r].disp_unit);
-    if (node_ranks[r] == MPI_UNDEFINED) continue;
-    std::byte* segment = segments_.segment(node_ranks[r]);
+    if (node_index_[r] == MPI_UNDEFINED) continue;
+    std::byte* segment = segments_.segment(node_index_[r]);
     t.header = reinterpret_cast<SegmentHeader*>(segment);
     switch (flavor_) {
       case Flavor::kAllocate:
@@ -107,17 +108,13 @@ bool ManagedWindow::CrossMemoryWorks(MPI_Comm comm) const {
   return all_ok != 0;
 }
 
-int ManagedWindow::Finish(MPI_Comm comm, std::byte* my_base, MPI_Aint size,
-                          int disp_unit) {
-  if (node_size_ == comm_size()) {
-    const int rc = PMPI_Win_create(my_base, size, disp_unit, MPI_INFO_NULL,
-                                   comm, &internal_win_);
-    if (rc != MPI_SUCCESS) return rc;
-    PMPI_Win_set_errhandler(internal_win_, MPI_ERRORS_RETURN);
-    PMPI_Win_lock_all(MPI_MODE_NOCHECK, internal_win_);
-  }
-  // Headers are initialized before anyone may lock through them.
-  return PMPI_Barrier(node_comm_);
+// Headers need no barrier before use: each rank initialized its own before
+// the allgather in MapTargets, which returns on no rank before every rank
+// has entered it.
+void ManagedWindow::Finish() {
+  if (!single_node_) return;
+  PMPI_Win_lock_all(MPI_MODE_NOCHECK, app_win_);
+  holds_mpi_epoch_ = true;
 }
 
 int ManagedWindow::Allocate(MPI_Aint size, int disp_unit, MPI_Info info,
@@ -147,7 +144,7 @@ int ManagedWindow::Allocate(MPI_Aint size, int disp_unit, MPI_Info info,
   PMPI_Info_free(&app_info);
   if (rc != MPI_SUCCESS) return rc;
   w->MapTargets(comm, my_base, size, disp_unit);
-  if ((rc = w->Finish(comm, my_base, size, disp_unit))) return rc;
+  w->Finish();
   // What MPI reports as MPI_WIN_BASE (MPICH says NULL for size 0).
   void* reported_base = my_base;
   int flag = 0;
@@ -177,21 +174,14 @@ int ManagedWindow::Adopt(Flavor flavor, MPI_Win app_win, void* base,
     w->app_win_ = MPI_WIN_NULL;
     return MPI_SUCCESS;
   }
-  if ((rc = w->Finish(comm, my_base, size, disp_unit))) {
-    w->app_win_ = MPI_WIN_NULL;
-    return rc;
-  }
+  w->Finish();
   *out = w.release();
   return MPI_SUCCESS;
 }
 
 ManagedWindow::~ManagedWindow() {
+  if (holds_mpi_epoch_) PMPI_Win_unlock_all(app_win_);
   if (app_win_ != MPI_WIN_NULL) PMPI_Win_free(&app_win_);
-  if (internal_win_ != MPI_WIN_NULL) {
-    PMPI_Win_unlock_all(internal_win_);
-    PMPI_Win_free(&internal_win_);
-  }
-  if (node_comm_ != MPI_COMM_NULL) PMPI_Comm_free(&node_comm_);
   if (group_ != MPI_GROUP_NULL) PMPI_Group_free(&group_);
 }
 

@@ -164,19 +164,21 @@ class ManagedWindow {
   // window spanning nodes keeps MPI's own lock so remote origins are
   // excluded too.
   // Likewise fence and PSCW run in shared memory on such windows.
-  bool locks_in_shm() const { return internal_win_ != MPI_WIN_NULL; }
+  bool locks_in_shm() const { return single_node_; }
 
-  // The MPI window that operations the shim passes through must use. On a
-  // single-node window the shim serves every epoch itself, so the
-  // application's window never has an MPI epoch; passed-through operations
-  // go to the internal window, kept in a lock_all(MPI_MODE_NOCHECK) epoch
-  // for its whole life and flushed at every synchronization.
-  MPI_Win passthrough_win() const {
-    return locks_in_shm() ? internal_win_ : app_win_;
-  }
-  MPI_Win internal_win() const { return internal_win_; }
-  MPI_Comm node_comm() const { return node_comm_; }
+  // Operations the shim passes through to MPI go to the application's
+  // window. On a single-node window the shim serves every epoch itself and
+  // keeps that window in an MPI lock_all(MPI_MODE_NOCHECK) epoch for its
+  // whole life, so passed-through operations have an MPI epoch; they are
+  // flushed at the next synchronization. (A separate internal window would
+  // cost MPICH a second context id per window.)
+  // Whether the shim holds that lock_all epoch (single-node windows).
+  bool holds_mpi_epoch() const { return holds_mpi_epoch_; }
+  // Node-local ranks of the window, and the lowest window rank among them
+  // (whose header holds the node's fence barrier words).
   bool has_node_peers() const { return node_size_ > 1; }
+  int node_size() const { return node_size_; }
+  int first_node_rank() const { return first_node_rank_; }
 
   LockWords& lock_words(int rank) { return targets_[rank].header->lock_words; }
   LockWords& all_lock_words() { return targets_[0].header->lock_words; }
@@ -210,17 +212,19 @@ class ManagedWindow {
   void MapTargets(MPI_Comm comm, std::byte* my_base, MPI_Aint size,
                   int disp_unit);
   bool CrossMemoryWorks(MPI_Comm comm) const;
-  int Finish(MPI_Comm comm, std::byte* my_base, MPI_Aint size, int disp_unit);
+  void Finish();
 
   Flavor flavor_ = Flavor::kAllocate;
 
   MPI_Win app_win_ = MPI_WIN_NULL;
-  MPI_Win internal_win_ = MPI_WIN_NULL;
+  bool single_node_ = false;
+  bool holds_mpi_epoch_ = false;  // lock_all(MPI_MODE_NOCHECK) on app_win_
   NodeSegments segments_;
-  MPI_Comm node_comm_ = MPI_COMM_NULL;
+  std::vector<int> node_index_;  // per window rank: NodeIndexOf
   MPI_Group group_ = MPI_GROUP_NULL;
   int rank_ = 0;
   int node_size_ = 1;
+  int first_node_rank_ = 0;
   std::vector<Target> targets_;
 };
 

@@ -30,8 +30,8 @@ int Dispatch(MPI_Win win, int target, MPI_Request* request, Profiled what,
     CountUnmanagedOp(win, what.kind, target, what.count, what.type);
     return mpi(win);
   }
-  if (request != nullptr && !InPassiveEpoch(*w)) {
-    return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);  // MPI-3 11.3.5
+  if (request != nullptr && !RequestEpochOk(*w, target)) {
+    return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
   }
   int rc = MPI_SUCCESS;
   const bool counted = w->profile != nullptr && target >= 0 &&
@@ -52,10 +52,9 @@ int Dispatch(MPI_Win win, int target, MPI_Request* request, Profiled what,
                                     : Fallback::kDatatype);
     }
   }
-  const MPI_Win used = PassThroughWin(*w);
-  rc = mpi(used);
+  rc = mpi(win);
   NotePassedThrough(*w, target);
-  return Forwarded(*w, used, rc);
+  return rc;
 }
 
 int Accumulate(const AccumulateCall& c, MPI_Win win, MPI_Request* request) {

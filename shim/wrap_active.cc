@@ -24,7 +24,7 @@ int MpiFence(ManagedWindow& w, int assert) {
   // With MPI_MODE_NOPRECEDE MPI may skip its barrier; direct copies of the
   // new epoch must still wait until every node-local target has fenced.
   if (opens_epoch && (assert & MPI_MODE_NOPRECEDE) && w.has_node_peers()) {
-    PMPI_Barrier(w.node_comm());
+    NodeBarrier(w);
   }
   w.epoch = opens_epoch ? AccessEpoch::kFence : AccessEpoch::kNone;
   return MPI_SUCCESS;

@@ -1,6 +1,6 @@
 // Put and get on managed windows: node-local targets are served by direct
 // copies into the mapped segment; everything else goes to MPI on the window
-// whose epoch covers it (ManagedWindow::passthrough_win).
+// (the application's window: ManagedWindow keeps an MPI epoch open on it).
 #include <mpi.h>
 
 #include "shim/access.h"
@@ -59,6 +59,8 @@ bool TryDirect(ManagedWindow& w, const Transfer& x, int* rc) {
     *rc = MPI_ERR_RMA_RANGE;
     return true;
   }
+  // Zero counts and zero-size types are legal no-ops on every target.
+  if (target_layout.bytes == 0) return true;
   if (!t.node_local() || access == EpochAccess::kPassThrough) return false;
   std::byte* addr = t.base + offset;
   if (t.pid != 0) {  // MPI_Win_create memory in another process
@@ -82,11 +84,10 @@ int PutOrGet(MPI_Win win, const Transfer& x, MPI_Request* request) {
                           ? (request ? OpKind::kRput : OpKind::kPut)
                           : (request ? OpKind::kRget : OpKind::kGet);
   ManagedWindow* w = FindManaged(win);
-  MPI_Win used = win;
   if (w != nullptr) {
     int rc = MPI_SUCCESS;
-    if (request != nullptr && !InPassiveEpoch(*w)) {
-      return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);  // MPI-3 11.3.5
+    if (request != nullptr && !RequestEpochOk(*w, x.target)) {
+      return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
     }
     if (TryDirect(*w, x, &rc)) {
       if (rc == MPI_SUCCESS && request != nullptr) *request = kCompletedRequest;
@@ -107,27 +108,26 @@ int PutOrGet(MPI_Win win, const Transfer& x, MPI_Request* request) {
                                                     : Fallback::kMultiNodeWindow);
       }
     }
-    used = PassThroughWin(*w);
   } else {
     CountUnmanagedOp(win, kind, x.target, x.origin_count, x.origin_type);
   }
   int rc;
   if (x.dir == Direction::kPut) {
     rc = request ? PMPI_Rput(x.origin, x.origin_count, x.origin_type, x.target,
-                             x.disp, x.target_count, x.target_type, used,
+                             x.disp, x.target_count, x.target_type, win,
                              request)
                  : PMPI_Put(x.origin, x.origin_count, x.origin_type, x.target,
-                            x.disp, x.target_count, x.target_type, used);
+                            x.disp, x.target_count, x.target_type, win);
   } else {
     rc = request ? PMPI_Rget(x.origin, x.origin_count, x.origin_type, x.target,
-                             x.disp, x.target_count, x.target_type, used,
+                             x.disp, x.target_count, x.target_type, win,
                              request)
                  : PMPI_Get(x.origin, x.origin_count, x.origin_type, x.target,
-                            x.disp, x.target_count, x.target_type, used);
+                            x.disp, x.target_count, x.target_type, win);
   }
   if (w == nullptr) return rc;
   NotePassedThrough(*w, x.target);
-  return Forwarded(*w, used, rc);
+  return rc;
 }
 
 }  // namespace

@@ -4,8 +4,9 @@
 // ranks all share this node the shim serves locks with the lock words of
 // shim/shm_lock.h, so an origin never waits for the target to call MPI.
 // Direct copies are complete when the call that issued them returns, so a
-// flush only needs a memory fence, plus an MPI flush of the internal window
-// when operations were passed through to it during the epoch. A window that
+// flush only needs a memory fence, plus an MPI flush of the application's
+// window (which the shim keeps in an MPI lock_all epoch) when operations
+// were passed through to MPI during the epoch. A window that
 // spans nodes keeps MPI's own lock on the application's window (it must
 // exclude remote origins too); direct copies to node-local targets happen
 // inside that MPI epoch.
@@ -54,11 +55,8 @@ int FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
   StateGuard guard(w.state_mutex);
   TargetLockState& state = w.locks[rank];
   if (!w.target(rank).node_local() || state.mpi_ops_pending) {
-    const MPI_Win used = w.passthrough_win();
-    const int rc = flush(rank, used);
-    if (rc != MPI_SUCCESS) {
-      return used == w.app_win() ? rc : Fail(w, rc);
-    }
+    const int rc = flush(rank, w.app_win());
+    if (rc != MPI_SUCCESS) return rc;  // MPI called the handler
     if (flush == PMPI_Win_flush) state.mpi_ops_pending = false;
   }
   return MPI_SUCCESS;
@@ -71,9 +69,8 @@ int FlushAllTargets(ManagedWindow& w, FlushAllFn flush_all) {
   PublishDirectCopies();
   StateGuard guard(w.state_mutex);
   if (!w.locks_in_shm() || w.any_mpi_ops_pending) {
-    const MPI_Win used = w.passthrough_win();
-    const int rc = flush_all(used);
-    if (rc != MPI_SUCCESS) return used == w.app_win() ? rc : Fail(w, rc);
+    const int rc = flush_all(w.app_win());
+    if (rc != MPI_SUCCESS) return rc;  // MPI called the handler
     if (flush_all == PMPI_Win_flush_all) ClearPending(w);
   }
   return MPI_SUCCESS;
@@ -130,8 +127,7 @@ int Unlock(ManagedWindow& w, int rank) {
     rc = PMPI_Win_unlock(rank, w.app_win());
   } else {
     if (state.mpi_ops_pending) {
-      rc = PMPI_Win_flush(rank, w.internal_win());
-      if (rc != MPI_SUCCESS) rc = Fail(w, rc);
+      rc = PMPI_Win_flush(rank, w.app_win());
     }
     if (!state.nocheck) {
       if (state.mode == LockMode::kShared) {
@@ -174,8 +170,7 @@ int UnlockAll(ManagedWindow& w) {
     rc = PMPI_Win_unlock_all(w.app_win());
   } else {
     if (w.any_mpi_ops_pending) {
-      rc = PMPI_Win_flush_all(w.internal_win());
-      if (rc != MPI_SUCCESS) rc = Fail(w, rc);
+      rc = PMPI_Win_flush_all(w.app_win());
     }
     if (!w.lock_all_nocheck) ReleaseAll(w.all_lock_words());
   }

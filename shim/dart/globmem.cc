@@ -37,15 +37,12 @@ void MapPeers(Segment& s, const ManagedWindow& w, int me) {
 }
 
 // MPI operations need a passive-target epoch for the segment's life: the
-// core keeps one open on its internal window of single-node windows; for
-// the others DART opens lock_all on the window itself (as DART-MPI does).
+// core keeps one open on single-node windows; for the others DART opens
+// lock_all on the window itself (as DART-MPI does).
 void OpenEpoch(Segment& s, MPI_Win win) {
   PMPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
-  if (s.window && s.window->internal_win() != MPI_WIN_NULL) {
-    s.rma_win = s.window->internal_win();
-    return;
-  }
   s.rma_win = win;
+  if (s.window && s.window->holds_mpi_epoch()) return;
   PMPI_Win_lock_all(MPI_MODE_NOCHECK, win);
   s.locked_all = true;
 }

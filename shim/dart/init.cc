@@ -10,6 +10,7 @@
 #include "shim/dart/state.h"
 #include "shim/datatype.h"
 #include "shim/hardware.h"
+#include "shim/runtime.h"
 
 namespace rmashim::dart {
 namespace {
@@ -102,7 +103,7 @@ dart_ret_t Init(int* argc, char*** argv, int required) {
   PMPI_Comm_rank(s.world, &s.myid);
   PMPI_Comm_size(s.world, &s.size);
   PMPI_Comm_group(s.world, &s.world_group);
-  StartDatatypeSupport();  // the core's error-returning pack communicator
+  StartNodeTable();  // the core's windows find node peers with it
   // Node-local peers may read and write registered memory with cross-memory
   // attach even under Yama's ptrace restrictions.
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);

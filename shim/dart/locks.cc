@@ -118,11 +118,9 @@ dart_ret_t AddLockBlock(Team& team) {
   }
   block->window.reset(w);
   block->shm = w->locks_in_shm();
-  if (w->internal_win() != MPI_WIN_NULL) {
-    block->rma_win = w->internal_win();
-  } else {
-    block->rma_win = w->app_win();
-    PMPI_Win_set_errhandler(block->rma_win, MPI_ERRORS_RETURN);
+  block->rma_win = w->app_win();
+  PMPI_Win_set_errhandler(block->rma_win, MPI_ERRORS_RETURN);
+  if (!w->holds_mpi_epoch()) {  // else the core keeps one open
     PMPI_Win_lock_all(MPI_MODE_NOCHECK, block->rma_win);
     block->locked_all = true;
   }
