@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Soak test: random RMA programs (tests/fuzz/rma_fuzz), each run natively and
 # under librmashim.so, for as long as asked. Stops at the first difference
-# and prints the seed and the shrunk failing program (tests/fuzz/fuzz_diff.sh).
+# and prints the seed and the shrunk failing program (tests/fuzz/fuzz_diff.sh),
+# or at the first job whose profile shows the shim did not engage.
 #
 #   scripts/fuzz_soak.sh [--minutes M | --seeds N] [--start SEED]
 #       [--ranks 2,3,4] [--layout node,oddeven] [--ops N] [--quick]
@@ -14,14 +15,15 @@
 # in a private temporary directory, with private copies of the binaries, so
 # several soaks may run at once (give them different --start values) while
 # Bazel rebuilds. Seeds on which native MPICH keeps failing are skipped and
-# counted. Exit status: 0 no difference, 1 the shim differs from native MPICH.
+# counted. Exit status: 0 no difference, 1 the shim differs from native MPICH
+# or did not engage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 minutes="" max_seeds="" start="" ranks_list=2,3,4 layouts=node,oddeven ops=""
 minimize=300 timeout=30 exclude="" batch=5
 usage() {
-  sed -n '2,16p' "$0" >&2
+  sed -n '2,19p' "$0" >&2
   exit 64
 }
 while [[ $# -gt 0 ]]; do
@@ -47,7 +49,8 @@ bazel build //tests/fuzz:rma_fuzz //shim:librmashim.so >&2
 work=$(mktemp -d "${TMPDIR:-/tmp}/fuzz_soak.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cp bazel-bin/tests/fuzz/rma_fuzz bazel-bin/shim/librmashim.so tests/run_mpi.sh \
-   tests/fuzz/fuzz_diff.sh "$work/"
+   tests/fuzz/fuzz_diff.sh tests/profile/check_engaged.py \
+   tests/profile/rmashim_profile.py "$work/"
 chmod u+w "$work"/*
 
 configs=()
@@ -73,7 +76,8 @@ while true; do
   args=(--runner "$work/run_mpi.sh" --shim "$work/librmashim.so"
         --program "$work/rma_fuzz" --ranks "$n" --layout "$l"
         --seeds "$seed-$last" --batch "$k" --timeout "$timeout"
-        --minimize "$minimize" --quiet --skip-native-failures)
+        --minimize "$minimize" --quiet --skip-native-failures
+        --checker "$work/check_engaged.py")
   [[ -n "$ops" ]] && args+=(--ops "$ops")
   [[ -n "$exclude" ]] && args+=(--exclude "$exclude")
   set +e

@@ -1,16 +1,39 @@
 #!/usr/bin/env bash
 # Differential test: runs a program natively and under the shim with the same
-# ranks and layout; their standard outputs must be byte-identical.
-#   diff_native_vs_shim.sh RANKS LAYOUT SHIM PROGRAM [ARGS...]
+# ranks and layout; their standard outputs must be byte-identical, and the
+# shim run must show that the shim engaged (tests/profile/check_engaged.py on
+# its RMASHIM_PROFILE JSON and stderr: windows managed, operations served
+# directly, only the fallbacks and "rmashim:" warnings the test declares).
+#   diff_native_vs_shim.sh [CHECK_OPTION...] -- RANKS LAYOUT SHIM PROGRAM [ARGS...]
+# CHECK_OPTIONs go to check_engaged.py (--managed, --min-served, ...).
 set -euo pipefail
+check_args=()
+while [[ $# -gt 0 && $1 != -- ]]; do
+  check_args+=("$1")
+  shift
+done
+if [[ $# -lt 5 ]]; then
+  sed -n '2,8p' "$0" >&2
+  exit 64
+fi
+shift  # --
 ranks=$1 layout=$2 shim=$3
 shift 3
-# The runner sits beside this script in the source tree, wherever the test
-# that runs it lives.
+# The runner and the checker sit beside this script in the source tree,
+# wherever the test that runs it lives.
 here=$(dirname "$(readlink -f "$0")")
 out=${TEST_TMPDIR:-$(mktemp -d)}
+rm -f "$out/profile.json"
 "$here/run_mpi.sh" "$ranks" "$layout" none "$@" >"$out/native.txt"
-"$here/run_mpi.sh" "$ranks" "$layout" "$shim" "$@" >"$out/shim.txt"
+shim_rc=0
+RMASHIM_PROFILE="$out/profile.json" \
+  "$here/run_mpi.sh" "$ranks" "$layout" "$shim" "$@" >"$out/shim.txt" \
+  2>"$out/shim.err" || shim_rc=$?
+cat "$out/shim.err" >&2  # the shim run's stderr, profile report included
+if [[ $shim_rc -ne 0 ]]; then
+  echo "shim run failed (exit $shim_rc)" >&2
+  exit 1
+fi
 if ! [[ -s "$out/native.txt" ]]; then
   echo "native run printed nothing" >&2
   exit 1
@@ -20,3 +43,6 @@ if ! diff -u "$out/native.txt" "$out/shim.txt"; then
   exit 1
 fi
 echo "identical: $(wc -l <"$out/native.txt") lines"
+python3 "$here/profile/check_engaged.py" --profile "$out/profile.json" \
+  --stderr "$out/shim.err" --ranks "$ranks" --layout "$layout" \
+  "${check_args[@]}"

@@ -29,18 +29,53 @@ def mpi_test(name, binary, ranks = RANKS, layouts = LAYOUTS, preload = True,
     native.test_suite(name = name, tests = tests)
 
 def mpi_diff_test(name, binary, ranks = RANKS, layouts = LAYOUTS, args = [],
-                  size = "medium", tags = []):
-    """Runs `binary` natively and under the shim; outputs must be identical."""
+                  size = "medium", tags = [], managed = [], unmanaged = [],
+                  served = {}, fallbacks = {}, warnings = []):
+    """Runs `binary` natively and under the shim; outputs must be identical,
+    and the shim run's profile must show the shim engaged as declared
+    (tests/profile/check_engaged.py):
+
+    managed: window flavors ("allocate", "shared", "create", "dynamic") the
+        program creates that the shim must manage: each appears, every
+        window of it is managed.
+    unmanaged: flavors it creates that must pass to MPI (dynamic).
+        A window of any other flavor fails the test.
+    served: the least number of operations served directly (on managed
+        windows: self and node operations minus fallbacks, summed over
+        ranks), by "LAYOUT" or "RANKS/LAYOUT" (which wins); every (ranks,
+        layout) the test runs on needs a value.
+    fallbacks: by layout, the fallback reasons ("reason" or
+        "reason:flavor", README "Profiling") allowed to occur; a dynamic
+        window's unmanaged_flavor always is.
+    warnings: regexes matching the "rmashim: ..." stderr warnings the run
+        may print (none by default).
+    """
+    if not managed and not unmanaged:
+        fail("mpi_diff_test %s: declare the window flavors (managed, unmanaged)" % name)
     tests = []
     for n in ranks:
         for layout in layouts:
             test = "%s_%dranks_%s" % (name, n, layout)
+            least = served.get("%d/%s" % (n, layout), served.get(layout))
+            if least == None:
+                fail("mpi_diff_test %s: no served expectation for %d ranks, layout %s" %
+                     (name, n, layout))
+            check = ["--min-served=%d" % least]
+            if managed:
+                check.append("--managed=" + ",".join(managed))
+            if unmanaged:
+                check.append("--unmanaged=" + ",".join(unmanaged))
+            if fallbacks.get(layout):
+                check.append("--allow-fallback=" + ",".join(fallbacks[layout]))
+            # Bazel splits args like a shell: one quoted word per regex.
+            check += ["--allow-warning='%s'" % w for w in warnings]
             native.sh_test(
                 name = test,
                 srcs = ["//tests:diff_native_vs_shim.sh"],
-                args = [str(n), layout, "$(rootpath %s)" % SHIM,
-                        "$(rootpath %s)" % binary] + args,
-                data = [binary, SHIM, "//tests:run_mpi.sh"],
+                args = check + ["--", str(n), layout, "$(rootpath %s)" % SHIM,
+                                "$(rootpath %s)" % binary] + args,
+                data = [binary, SHIM, "//tests:run_mpi.sh",
+                        "//tests/profile:check_engaged"],
                 size = size,
                 tags = tags + ["mpi"],
             )

@@ -9,7 +9,15 @@
 #       --program rma_fuzz --ranks N --layout node|oddeven|cliques3 \
 #       --seeds 1-5,9 [--ops N] [--minimize SECONDS] [--timeout SECONDS]
 #       [--tries N] [--exclude FEATURES] [--batch K] [--quiet]
-#       [--skip-native-failures]
+#       [--skip-native-failures] [--checker check_engaged.py]
+#
+# Every identical shim run must also show that the shim engaged
+# (--checker, default tests/profile/check_engaged.py beside this script's
+# directory): its RMASHIM_PROFILE JSON must have the windows rma_fuzz
+# --expect-file says the programs create, every one but dynamic managed, at
+# least the operations it says the shim serves directly served directly,
+# only the fallbacks the layout explains, and no "rmashim:" warning on
+# stderr. Otherwise: "FUZZ SHIM NOT ENGAGED", exit 1.
 #
 # --batch K runs up to K consecutive seeds in one MPI job (rma_fuzz --count)
 # to save start-up time; a batch that differs is rerun seed by seed.
@@ -17,15 +25,17 @@
 # in oversubscribed lock storms); --skip-native-failures then reports it as
 # "SKIPPED seed S" and goes on instead of stopping (for soaks).
 #
-# Exit: 0 all identical; 1 the shim differs from native (a finding);
+# Exit: 0 all identical; 1 the shim differs from native or did not engage
+# (a finding);
 # 2 native MPICH itself failed (an invalid program or an MPICH bug: a
 # finding about the generator); 64 usage.
 set -uo pipefail
 
 runner="" shim="" program="" ranks=2 layout=node seeds="" ops="" budget=120
 timeout=60 quiet=0 tries=2 exclude="" batch=1 skip_native=0
+checker=$(dirname "$(readlink -f "$0")")/../profile/check_engaged.py
 usage() {
-  sed -n '2,15p' "$0" >&2
+  sed -n '2,24p' "$0" >&2
   exit 64
 }
 while [[ $# -gt 0 ]]; do
@@ -44,10 +54,15 @@ while [[ $# -gt 0 ]]; do
     --batch) batch=$2; shift 2 ;;
     --quiet) quiet=1; shift ;;
     --skip-native-failures) skip_native=1; shift ;;
+    --checker) checker=$2; shift 2 ;;
     *) usage ;;
   esac
 done
 [[ -n "$runner" && -n "$shim" && -n "$program" && -n "$seeds" ]] || usage
+if [[ ! -f "$checker" ]]; then
+  echo "fuzz_diff.sh: no engagement checker at $checker (--checker)" >&2
+  exit 64
+fi
 
 work=$(mktemp -d "${TEST_TMPDIR:-${TMPDIR:-/tmp}}/fuzz_diff.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -74,8 +89,19 @@ compress() {  # sorted ints on stdin -> "1-3,7"
        END { if (s >= 0) out = out (out ? "," : "") (s == p ? s : s "-" p); print out }'
 }
 
-# run_pair SEED ARGS...: runs both sides; sets $verdict to same, differ or
-# native-failed. Outputs stay in $work.
+# Fallbacks the layout explains (README "Limitations"): MPI_Win_create
+# accumulates, and put/get of layouts with padding inside elements; on
+# windows spanning nodes the accumulate family and PSCW. Allocate and shared
+# windows on one node serve everything.
+allowed_fallbacks=create_accumulate:create,datatype:create
+[[ $layout == node ]] ||
+  allowed_fallbacks+=,multi_node_window:allocate,multi_node_window:create
+check_engaged=1  # off while shrinking a mismatch
+
+# run_pair SEED ARGS...: runs both sides; sets $verdict to same, differ,
+# not-engaged (identical, but the shim run's profile does not show the shim
+# engaged: $work/engaged.txt says why) or native-failed. Outputs stay in
+# $work.
 run_pair() {
   local seed=$1
   shift
@@ -87,13 +113,22 @@ run_pair() {
     >"$work/native.out" 2>"$work/native.err"
   native_rc=$?
   native_secs=$((SECONDS - t0))
-  "$runner" "$ranks" "$layout" "$shim" "$program" "${args[@]}" "$@" \
-    >"$work/shim.out" 2>"$work/shim.err"
+  rm -f "$work/profile.json" "$work/expect.txt"
+  RMASHIM_PROFILE="$work/profile.json" \
+    "$runner" "$ranks" "$layout" "$shim" "$program" "${args[@]}" "$@" \
+    --expect-file "$work/expect.txt" >"$work/shim.out" 2>"$work/shim.err"
   shim_rc=$?
   if [[ $native_rc -ne 0 || ! -s "$work/native.out" ]]; then
     verdict=native-failed
   elif [[ $shim_rc -eq 0 ]] && cmp -s "$work/native.out" "$work/shim.out"; then
     verdict=same
+    if [[ $check_engaged -eq 1 ]] &&
+       ! python3 "$checker" --profile "$work/profile.json" \
+           --stderr "$work/shim.err" --ranks "$ranks" --layout "$layout" \
+           --fuzz-expect "$work/expect.txt" \
+           --allow-fallback "$allowed_fallbacks" >"$work/engaged.txt" 2>&1; then
+      verdict=not-engaged
+    fi
   else
     verdict=differ
   fi
@@ -173,6 +208,7 @@ shrink() {
 
 report_failure() {
   local kind=$1
+  check_engaged=0
   cp "$work/native.out" "$work/first_native.out"
   cp "$work/shim.out" "$work/first_shim.out"
   cp "$work/native.err" "$work/first_native.err"
@@ -185,6 +221,10 @@ report_failure() {
   local print_args=(--seed "$seed")
   [[ -n "$ops" ]] && print_args+=(--ops "$ops")
   [[ -n "$exclude" ]] && print_args+=(--exclude "$exclude")
+  if [[ $kind == "SHIM NOT ENGAGED" ]]; then
+    echo "---- shim run's profile against rma_fuzz --expect-file ($(cat "$work/expect.txt" 2>/dev/null)) ----"
+    cat "$work/engaged.txt"
+  fi
   if [[ $kind == MISMATCH && $budget -gt 0 ]]; then
     "$runner" "$ranks" "$layout" none "$program" "${print_args[@]}" --print \
       >"$work/listing.txt" 2>/dev/null
@@ -218,8 +258,13 @@ report_failure() {
       cp "$work/first_shim.err" "$work/shim.err"
     fi
   fi
-  echo "---- native vs shim digest (diff) ----"
-  diff "$work/native.out" "$work/shim.out" | cut -c1-400 | head -40
+  if [[ $kind == "SHIM NOT ENGAGED" ]]; then
+    echo "---- shim warnings on stderr ----"
+    grep -a "rmashim: " "$work/shim.err" | cut -c1-400 | head -20
+  else
+    echo "---- native vs shim digest (diff) ----"
+    diff "$work/native.out" "$work/shim.out" | cut -c1-400 | head -40
+  fi
   echo "---- native stderr (tail) ----"
   tail -n 8 "$work/native.err" | cut -c1-400
   echo "---- shim stderr (tail) ----"
@@ -241,9 +286,10 @@ while (( i < ${#all_seeds[@]} )); do
   export MPIEXEC_TIMEOUT=$((timeout * k + 15))
   if (( k > 1 )); then run_pair "$first" --count "$k"; else run_seed "$first"; fi
   export MPIEXEC_TIMEOUT=$((timeout + 15))
-  if [[ $verdict != same && $k -gt 1 ]]; then
+  if [[ $verdict != same && $verdict != not-engaged && $k -gt 1 ]]; then
     # Find the seed on its own (a batch on which only native MPICH failed
-    # and whose seeds all pass alone was an MPICH flake).
+    # and whose seeds all pass alone was an MPICH flake). Engagement is
+    # checked per job: a job that did not engage is reported as it is.
     batch_verdict=$verdict batch_native_rc=$native_rc batch_shim_rc=$shim_rc
     batch_native_secs=$native_secs
     for f in native.out shim.out native.err shim.err; do
@@ -288,6 +334,11 @@ while (( i < ${#all_seeds[@]} )); do
       ;;
     differ)
       report_failure MISMATCH
+      exit 1
+      ;;
+    not-engaged)
+      (( k == 1 )) || echo "(seeds $first..$((first + k - 1)) in one job, --batch $k)"
+      report_failure "SHIM NOT ENGAGED"
       exit 1
       ;;
     native-failed)

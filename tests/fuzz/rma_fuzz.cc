@@ -7,7 +7,11 @@
 //
 //   rma_fuzz --seed S [--ops N] [--keep-phases 0-3,7] [--drop-ops 5,9-12]
 //            [--exclude win_test,fop_pairs] [--print] [--dump]
-//            [--count K] [--timeout SECONDS]
+//            [--count K] [--timeout SECONDS] [--expect-file PATH]
+//
+// --expect-file: rank 0 writes what a shim run must show in its profile
+// (tests/profile/check_engaged.py --fuzz-expect): windows per flavor, and
+// how many operations librmashim.so must serve directly (ExpectDirect).
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
@@ -36,6 +40,7 @@ struct Options {
   bool dump = false;
   int timeout = 100;
   int count = 1;
+  std::string expect_file;
 };
 
 bool ParseList(const char* s, std::set<int>* out) {
@@ -88,6 +93,8 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       o->count = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--timeout" && has_value) {
       o->timeout = std::atoi(argv[++i]);
+    } else if (a == "--expect-file" && has_value) {
+      o->expect_file = argv[++i];
     } else if (a == "--print") {
       o->print = true;
     } else if (a == "--dump") {
@@ -778,6 +785,76 @@ void Report(const std::vector<std::string>& mine, int me, int size,
   std::fflush(stdout);
 }
 
+// ---- What the shim must show (--expect-file).
+
+// Windows (profile records: one per communicator instance) per flavor, and
+// the operations, summed over ranks, that librmashim.so serves directly by
+// design (README "How it works", "Limitations"): on an MPI_Win_allocate or
+// MPI_Win_allocate_shared window whose ranks share one node, every
+// node-local operation (self included); on such a window spanning nodes,
+// node-local put/get (request-based too, and the put/get halves of
+// counters) outside PSCW epochs (accumulates and PSCW go to MPI there). On
+// MPI_Win_create windows only those put/get count, and only of elements
+// other than MINLOC/MAXLOC pairs (accumulates go to MPI; so may layouts
+// with padding inside elements). MPI_PROC_NULL targets are not operations.
+struct Expectation {
+  long windows[4] = {};  // by Flavor
+  long direct = 0;
+};
+
+void ExpectDirect(const Program& prog, const Filter& filter, Expectation* e) {
+  for (const WindowSpec& w : prog.windows) {
+    e->windows[static_cast<int>(w.flavor)] += static_cast<long>(w.groups.size());
+  }
+  for (const Phase& p : prog.phases) {
+    if (!filter.Keeps(p)) continue;
+    const WindowSpec& w = prog.windows[p.window];
+    if (w.flavor == Flavor::kDynamic) continue;
+    const bool create = w.flavor == Flavor::kCreate;
+    for (size_t g = 0; g < w.groups.size(); ++g) {
+      const std::vector<int>& group = w.groups[g];
+      bool one_node = true;
+      for (int r : group) {
+        one_node = one_node && prog.layout.node_of[r] == prog.layout.node_of[group[0]];
+      }
+      for (size_t r = 0; r < p.plans[g].size(); ++r) {
+        for (const Op& op : p.plans[g][r].ops) {
+          if (!filter.Keeps(op) || op.target == MPI_PROC_NULL) continue;
+          if (prog.layout.node_of[group[r]] != prog.layout.node_of[group[op.target]]) {
+            continue;  // remote: MPI's
+          }
+          const bool put_get = op.kind == OpKind::kPut || op.kind == OpKind::kGet ||
+                               op.kind == OpKind::kRput || op.kind == OpKind::kRget;
+          if (create && (Elem(op.elem).group & kPair) != 0) continue;
+          if (op.kind == OpKind::kRmw) {  // a read, then a write (RunRmw)
+            e->direct += one_node && !create
+                             ? 2
+                             : (op.rmw_read == 0) + (op.rmw_write == 0);
+          } else if (put_get && (one_node || p.kind != PhaseKind::kPscw)) {
+            e->direct += 1;
+          } else if (one_node && !create) {
+            e->direct += 1;
+          }
+        }
+      }
+    }
+  }
+}
+
+void WriteExpectation(const std::string& path, const Expectation& e) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    std::fprintf(stderr, "rma_fuzz: cannot write %s\n", path.c_str());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  std::fprintf(f, "allocate=%ld shared=%ld create=%ld dynamic=%ld direct=%ld\n",
+               e.windows[static_cast<int>(Flavor::kAllocate)],
+               e.windows[static_cast<int>(Flavor::kShared)],
+               e.windows[static_cast<int>(Flavor::kCreate)],
+               e.windows[static_cast<int>(Flavor::kDynamic)], e.direct);
+  std::fclose(f);
+}
+
 int Main(int argc, char** argv) {
   Options opts;
   MPI_Init(&argc, &argv);
@@ -787,7 +864,7 @@ int Main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: rma_fuzz --seed S [--ops N] [--keep-phases LIST] "
                    "[--drop-ops LIST] [--exclude FEATURES] [--print] [--dump] "
-                   "[--count K] [--timeout SECONDS]\n");
+                   "[--count K] [--timeout SECONDS] [--expect-file PATH]\n");
     }
     MPI_Finalize();
     return 2;
@@ -797,6 +874,7 @@ int Main(int argc, char** argv) {
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const Layout layout = LearnLayout();
+  Expectation expectation;
   // --count K: seeds S..S+K-1 in one MPI job, one after another (saves the
   // start-up of K-1 jobs; each program frees everything it created).
   for (int k = 0; k < opts.count; ++k) {
@@ -805,6 +883,7 @@ int Main(int argc, char** argv) {
     gen.seed += k;
     SetStep("generating seed %llu", static_cast<unsigned long long>(gen.seed));
     const Program prog = Generate(gen, layout);
+    ExpectDirect(prog, opts.filter, &expectation);
     if (opts.print) {
       if (g_rank == 0) std::fputs(Listing(prog, opts.filter).c_str(), stdout);
     } else {
@@ -814,6 +893,9 @@ int Main(int argc, char** argv) {
       Report(exec.lines(), g_rank, size, prog, opts.dump);
     }
   }  // datatypes are freed with each program, before MPI_Finalize
+  if (!opts.expect_file.empty() && g_rank == 0) {
+    WriteExpectation(opts.expect_file, expectation);
+  }
   alarm(opts.timeout);
   SetStep("MPI_Finalize");
   MPI_Finalize();
