@@ -41,6 +41,28 @@ inline bool IsManaged(MPI_Win win) {
   return fn != nullptr && fn(win, &flag) == MPI_SUCCESS && flag != 0;
 }
 
+// Why the shim does not serve `win` ("" when it manages it): for suites
+// that run under the preloaded shim, which would otherwise test native
+// MPICH without noticing (a failed preload, or a window silently left to
+// MPI). Use EXPECT_MANAGED / ASSERT_MANAGED where a window is created.
+inline std::string WhyNotManaged(MPI_Win win) {
+  using Fn = int (*)(MPI_Win, int*);
+  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_win_is_managed"));
+  if (fn == nullptr) return "librmashim.so is not loaded (LD_PRELOAD)";
+  int flag = 0;
+  const int rc = fn(win, &flag);
+  if (rc != MPI_SUCCESS) {
+    return "rmashim_win_is_managed failed with " + std::to_string(rc);
+  }
+  return flag ? "" : "the shim left the window to MPI";
+}
+
+// In a GoogleTest suite run under the shim: the shim manages `win`.
+#define EXPECT_MANAGED(win) \
+  EXPECT_EQ(::rmashim_test::WhyNotManaged(win), "") << "window " #win
+#define ASSERT_MANAGED(win) \
+  ASSERT_EQ(::rmashim_test::WhyNotManaged(win), "") << "window " #win
+
 // For every rank of `comm`, whether it shares this rank's node (honours
 // MPICH's simulated cliques). Collective over `comm`.
 inline std::vector<bool> NodeLocalRanks(MPI_Comm comm = MPI_COMM_WORLD) {

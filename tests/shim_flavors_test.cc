@@ -18,7 +18,6 @@
 
 namespace {
 
-using rmashim_test::AllOnOneNode;
 using rmashim_test::IsManaged;
 using rmashim_test::Rank;
 using rmashim_test::ScopedComm;
@@ -201,7 +200,6 @@ constexpr int kRegion = 16;
 
 TEST(CreateWindowTest, PutGetDerivedTypesAndAccumulatesEveryRankToEveryRank) {
   const int rank = Rank(), size = Size();
-  const bool single_node = AllOnOneNode(MPI_COMM_WORLD);
   // One region per origin plus one shared accumulate cell; heap memory.
   const int cells = kRegion * size + 2;
   std::vector<int> memory(cells, -1);
@@ -210,9 +208,7 @@ TEST(CreateWindowTest, PutGetDerivedTypesAndAccumulatesEveryRankToEveryRank) {
   ASSERT_EQ(MPI_Win_create(memory.data(), cells * sizeof(int), sizeof(int),
                            MPI_INFO_NULL, MPI_COMM_WORLD, &win),
             MPI_SUCCESS);
-  if (single_node) {
-    EXPECT_TRUE(IsManaged(win));
-  }
+  EXPECT_MANAGED(win);  // adopted on windows spanning nodes too
   MPI_Datatype every_other, three_blocks;
   MPI_Type_vector(4, 1, 2, MPI_INT, &every_other);  // cells 0,2,4,6
   const int blocks[] = {2, 1, 3}, displs[] = {9, 12, 13};  // 9,10,12,13,14,15
@@ -323,9 +319,7 @@ TEST(CreateWindowTest, PscwWithPerRankDispUnits) {
   ASSERT_EQ(MPI_Win_create(base, size * sizeof(int64_t), unit, MPI_INFO_NULL,
                            MPI_COMM_WORLD, &win),
             MPI_SUCCESS);
-  if (AllOnOneNode(MPI_COMM_WORLD)) {
-    EXPECT_TRUE(IsManaged(win));
-  }
+  EXPECT_MANAGED(win);  // adopted on windows spanning nodes too
   MPI_Group everyone;
   MPI_Comm_group(MPI_COMM_WORLD, &everyone);
   for (int round = 0; round < 3; ++round) {

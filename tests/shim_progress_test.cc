@@ -49,6 +49,7 @@ class NodeCreateWindow {
 TEST(ShimProgressTest, LockWaiterServesOperationsOnIt) {
   NodeCreateWindow w;
   ASSERT_EQ(w.rc(), MPI_SUCCESS);
+  ASSERT_MANAGED(w.win());  // else this would test MPICH's own progress
   const int node_rank = Rank(w.comm()), node_size = Size(w.comm());
   const int holder = node_size > 1 ? 1 : 0;
   const int add = 5;
@@ -85,6 +86,7 @@ TEST(ShimProgressTest, LockWaiterServesOperationsOnIt) {
 TEST(ShimProgressTest, FenceWaiterServesOperationsOnIt) {
   NodeCreateWindow w;
   ASSERT_EQ(w.rc(), MPI_SUCCESS);
+  ASSERT_MANAGED(w.win());  // else this would test MPICH's own progress
   const int node_rank = Rank(w.comm()), node_size = Size(w.comm());
   const bool origin = node_rank != 0 || node_size == 1;
   HangWatchdog watchdog(kHangSeconds, "fence with accumulates");
@@ -112,6 +114,7 @@ TEST(ShimProgressTest, FenceWaiterServesOperationsOnIt) {
 TEST(ShimProgressTest, PscwWaiterServesOperationsOnIt) {
   NodeCreateWindow w;
   ASSERT_EQ(w.rc(), MPI_SUCCESS);
+  ASSERT_MANAGED(w.win());  // else this would test MPICH's own progress
   const int node_rank = Rank(w.comm()), node_size = Size(w.comm());
   const int target = 0, origin = node_size > 1 ? 1 : 0;
   MPI_Group group, target_group, origin_group;

@@ -463,6 +463,7 @@ TEST(RequestArrayTest, TestallLeavesRequestsAloneUntilAllComplete) {
   const int left = (rank + size - 1) % size, right = (rank + 1) % size;
   AllocWindow w(sizeof(int64_t), sizeof(int64_t));
   ASSERT_EQ(w.rc(), MPI_SUCCESS);
+  EXPECT_MANAGED(w.win());
   *w.base<int64_t>() = 0;
   MPI_Barrier(MPI_COMM_WORLD);
   ASSERT_EQ(MPI_Win_lock_all(0, w.win()), MPI_SUCCESS);
@@ -495,6 +496,7 @@ TEST(RequestArrayTest, TestallLeavesRequestsAloneUntilAllComplete) {
 TEST(RequestArrayTest, ProcNullTargetCompletes) {
   AllocWindow w(sizeof(int64_t) * 2, sizeof(int64_t));
   ASSERT_EQ(w.rc(), MPI_SUCCESS);
+  EXPECT_MANAGED(w.win());
   int64_t v = 5, r = -1;
   ASSERT_EQ(MPI_Win_lock_all(0, w.win()), MPI_SUCCESS);
   // Null to start with, so a call that returns no request shows (and the
