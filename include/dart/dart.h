@@ -10,5 +10,7 @@
 #include <dart/dart_communication.h>
 #include <dart/dart_synchronization.h>
 #include <dart/dart_locality.h>
+#include <dart/dart_config.h>
+#include <dart/dart_util.h>
 
 #endif /* DART_DART_H_ */

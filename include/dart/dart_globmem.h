@@ -89,8 +89,27 @@ dart_ret_t dart_team_memregister_aligned(dart_team_t teamid, size_t nelem,
 dart_ret_t dart_team_memregister(dart_team_t teamid, size_t nlelem,
                                  dart_datatype_t dtype, void *addr,
                                  dart_gptr_t *gptr);
-/* Collective: ends a registration; the memory stays the caller's. */
+/* Ends a registration; the memory stays the caller's. Not collective (as
+ * in DART-MPI): every unit of the team deregisters on its own, before it
+ * frees the memory; DART drops its window when the last unit has. */
 dart_ret_t dart_team_memderegister(dart_gptr_t gptr);
+
+/* ---- Allocators: non-collective allocations from a team's pool. ---- */
+typedef struct dart_allocator_struct *dart_allocator_t;
+
+/* Collective over `team`: an allocator whose units each own a pool of
+ * `pool_size` bytes (rounded up to a power of two). */
+dart_ret_t dart_allocator_new(size_t pool_size, dart_team_t team,
+                              dart_allocator_t *new_allocator);
+/* Not collective: `nelem` elements of `dtype` from this unit's pool; any
+ * unit of the team may access them through *gptr. DART_ERR_NOMEM when the
+ * pool is exhausted. Thread-safe. */
+dart_ret_t dart_allocator_alloc(size_t nelem, dart_datatype_t dtype,
+                                dart_gptr_t *gptr, dart_allocator_t allocator);
+/* Frees memory this unit allocated; sets *gptr to DART_GPTR_NULL. */
+dart_ret_t dart_allocator_free(dart_gptr_t *gptr, dart_allocator_t allocator);
+/* Collective over the allocator's team; sets *allocator to NULL. */
+dart_ret_t dart_allocator_destroy(dart_allocator_t *allocator);
 
 #ifdef __cplusplus
 }

@@ -26,6 +26,8 @@ dart_ret_t dart_lock_acquire(dart_lock_t lock);
 dart_ret_t dart_lock_try_acquire(dart_lock_t lock, int32_t *result);
 /* Releases a lock this unit holds (else DART_ERR_INVAL). */
 dart_ret_t dart_lock_release(dart_lock_t lock);
+/* Whether `lock` is a live lock of dart_team_lock_init. */
+bool dart_lock_initialized(struct dart_lock_struct const *lock);
 
 #ifdef __cplusplus
 }

@@ -34,6 +34,14 @@ dart_ret_t dart_group_getmembers(const dart_group_t g,
  * differ by at most one; gout must hold n entries, *nout get allocated. */
 dart_ret_t dart_group_split(const dart_group_t g, size_t n, size_t *nout,
                             dart_group_t *gout);
+/* Splits `g` by locality: the domains of `scope` in `domain` (a team's
+ * locality tree) are cut into min(n, count) parts of consecutive domains
+ * with balanced unit counts; gout[i] gets the members of `g` in part i.
+ * *nout is the number of parts (gout[*nout..n) become DART_GROUP_NULL). */
+dart_ret_t dart_group_locality_split(const dart_group_t g,
+                                     dart_domain_locality_t *domain,
+                                     dart_locality_scope_t scope, size_t n,
+                                     size_t *nout, dart_group_t *gout);
 
 /* Collective over `teamid`: the units of `group` (a subset of the team)
  * form a new team, ranked by ascending global id. Members get its id in

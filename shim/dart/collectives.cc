@@ -126,10 +126,29 @@ struct Reduction {
   MPI_Op op = MPI_OP_NULL;
   MPI_Count count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
+  const UserOp* user = nullptr;
+};
+
+// Sets CurrentUserOp() for one MPI reduction call.
+class UserOpScope {
+ public:
+  explicit UserOpScope(const UserOp* op) : saved_(CurrentUserOp()) {
+    CurrentUserOp() = op;
+  }
+  ~UserOpScope() { CurrentUserOp() = saved_; }
+
+ private:
+  const UserOp* saved_;
 };
 
 bool AsReduction(const Call& c, dart_datatype_t dtype, dart_operation_t op,
                  Reduction* r) {
+  if (const UserOp* u = FindUserOp(op)) {
+    // A user operation: MPI calls it back through CurrentUserOp().
+    *r = {UserMpiOp(u->commute), c.count, c.type};
+    r->user = u;
+    return true;
+  }
   if (!IsBasic(dtype) || op == DART_OP_REPLACE || op == DART_OP_NO_OP) {
     return false;
   }
@@ -267,6 +286,7 @@ dart_ret_t dart_allreduce(const void* sendbuf, void* recvbuf, size_t nelem,
     return DART_ERR_INVAL;
   }
   if (sendbuf == recvbuf && nelem > 0) sendbuf = MPI_IN_PLACE;
+  UserOpScope scope(r.user);
   return FromMpi(PMPI_Allreduce_c(sendbuf, recvbuf, r.count, r.type, r.op,
                                   c.team->comm));
 }
@@ -283,6 +303,7 @@ dart_ret_t dart_reduce(const void* sendbuf, void* recvbuf, size_t nelem,
     return DART_ERR_INVAL;
   }
   if (is_root && sendbuf == recvbuf && nelem > 0) sendbuf = MPI_IN_PLACE;
+  UserOpScope scope(r.user);
   return FromMpi(PMPI_Reduce_c(sendbuf, recvbuf, r.count, r.type, r.op,
                                root.id, c.team->comm));
 }

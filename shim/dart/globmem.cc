@@ -1,5 +1,8 @@
 // Global pointers and global memory: dart_memalloc (Heap), team segments
 // (the core's ManagedWindow over the team's communicator).
+#include <sys/uio.h>
+#include <unistd.h>
+
 #include <climits>
 
 #include "shim/dart/state.h"
@@ -64,6 +67,49 @@ void Store(Team& team, std::unique_ptr<Segment> s) {
   table[index] = std::move(s);
 }
 
+// The team's window for registered memory: one MPI dynamic window per
+// team (as in DART-MPI), made at the first registration, in a lock_all
+// epoch until the team goes. Registration attaches to it and exchanges
+// addresses (collective); deregistration only detaches (local).
+dart_ret_t DynamicWindow(Team& team, MPI_Win* win) {
+  if (team.dyn_win == MPI_WIN_NULL) {
+    MPI_Win w;
+    if (PMPI_Win_create_dynamic(MPI_INFO_NULL, team.comm, &w) != MPI_SUCCESS) {
+      return DART_ERR_OTHER;
+    }
+    PMPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
+    PMPI_Win_lock_all(MPI_MODE_NOCHECK, w);
+    team.dyn_win = w;
+  }
+  *win = team.dyn_win;
+  return DART_OK;
+}
+
+// Collective: the smallest registered-segment id no unit of the team uses
+// (units deregister on their own, so their free ids may differ).
+int AgreeOnRegisteredId(const Team& team) {
+  constexpr int kWords = kMaxTeams / 64;
+  std::vector<uint64_t> mine(kWords, 0), all(kWords, 0);
+  mine[0] = 1;  // id 0 is DART_SEGMENT_LOCAL
+  for (size_t i = 1; i < team.registered.size(); ++i) {
+    if (team.registered[i]) mine[i / 64] |= uint64_t{1} << (i % 64);
+  }
+  if (PMPI_Allreduce(mine.data(), all.data(), kWords, MPI_UINT64_T, MPI_BOR,
+                     team.comm) != MPI_SUCCESS) {
+    return -1;
+  }
+  for (int w = 0; w < kWords; ++w) {
+    if (~all[w] != 0) return w * 64 + __builtin_ctzll(~all[w]);
+  }
+  return -1;
+}
+
+struct RegisteredPart {
+  MPI_Aint address;  // MPI_Get_address of the unit's memory
+  MPI_Aint size;
+  pid_t pid;
+};
+
 dart_ret_t Register(dart_team_t teamid, size_t nelem, dart_datatype_t dtype,
                     void* addr, dart_gptr_t* gptr, bool aligned) {
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
@@ -80,47 +126,66 @@ dart_ret_t Register(dart_team_t teamid, size_t nelem, dart_datatype_t dtype,
   if (all[0] < 0 || all[1] > 0 || (aligned && all[0] != -all[1])) {
     return DART_ERR_INVAL;
   }
-  const int id = team->registered_ids.Take();
+  MPI_Win win;
+  if (dart_ret_t rc = DynamicWindow(*team, &win)) return rc;
+  const int id = AgreeOnRegisteredId(*team);
   if (id < 0) return DART_ERR_NOMEM;
   auto s = std::make_unique<Segment>();
   s->id = static_cast<int16_t>(-id);
   s->registered = true;
   s->my_base = static_cast<std::byte*>(addr);
   s->my_size = static_cast<MPI_Aint>(bytes);
-  MPI_Win win;
-  if (PMPI_Win_create(addr, s->my_size, 1, MPI_INFO_NULL, team->comm, &win) !=
-      MPI_SUCCESS) {
-    team->registered_ids.Give(id);
-    return DART_ERR_OTHER;
+  int attached = 1;
+  if (s->my_size > 0) {
+    attached = PMPI_Win_attach(win, addr, s->my_size) == MPI_SUCCESS;
+    if (attached) s->dyn_win = win;
   }
-  ManagedWindow* w = nullptr;
-  const int rc = ManagedWindow::Adopt(Flavor::kCreate, win, addr, s->my_size, 1,
-                                      team->comm, &w);
-  if (rc != MPI_SUCCESS) {
-    PMPI_Win_free(&win);
-    team->registered_ids.Give(id);
-    return DART_ERR_OTHER;
-  }
-  if (w != nullptr) {
-    s->window.reset(w);
-    MapPeers(*s, *w, team->myid);
-  } else {
-    // Cross-memory attach refused: plain MPI for every other unit.
-    s->plain_win = win;
-    std::vector<MPI_Aint> sizes(team->size);
-    PMPI_Allgather(&s->my_size, 1, MPI_AINT, sizes.data(), 1, MPI_AINT,
-                   team->comm);
-    s->peers.resize(team->size);
-    for (int r = 0; r < team->size; ++r) {
-      s->peers[r].size = sizes[r];
-      s->peers[r].path = r == team->myid ? Path::kMapped : Path::kMpi;
-      s->peers[r].base = r == team->myid ? s->my_base : nullptr;
+  RegisteredPart part{0, s->my_size, getpid()};
+  PMPI_Get_address(addr, &part.address);
+  std::vector<RegisteredPart> parts(team->size);
+  PMPI_Allgather(&part, sizeof(part), MPI_BYTE, parts.data(), sizeof(part),
+                 MPI_BYTE, team->comm);
+  // Node-local units read and write each other's registered memory with
+  // cross-memory attach when the kernel lets them, else through MPI.
+  int cross = 1;
+  for (int r = 0; r < team->size; ++r) {
+    const dart_unit_t u = team->members[r];
+    if (r == team->myid || !g_dart.node_local[u] || parts[r].size == 0) {
+      continue;
+    }
+    char byte;
+    iovec local{&byte, 1};
+    iovec remote{reinterpret_cast<void*>(parts[r].address), 1};
+    if (process_vm_readv(parts[r].pid, &local, 1, &remote, 1, 0) != 1) {
+      cross = 0;
     }
   }
-  OpenEpoch(*s, win);
+  int both[2] = {cross, attached}, agreed[2];
+  PMPI_Allreduce(both, agreed, 2, MPI_INT, MPI_MIN, team->comm);
+  if (agreed[1] == 0) return DART_ERR_OTHER;  // s detaches in its destructor
+  s->peers.resize(team->size);
+  for (int r = 0; r < team->size; ++r) {
+    Peer& p = s->peers[r];
+    const dart_unit_t u = team->members[r];
+    p.size = parts[r].size;
+    p.pid = parts[r].pid;
+    p.disp_base = parts[r].address;
+    if (r == team->myid) {
+      p.path = Path::kMapped;
+      p.base = s->my_base;
+    } else if (g_dart.node_local[u] && agreed[0] != 0) {
+      p.path = Path::kCrossMemory;
+      p.base = reinterpret_cast<std::byte*>(parts[r].address);
+    } else {
+      p.path = Path::kMpi;
+      p.base = nullptr;
+    }
+  }
+  s->rma_win = win;
   s->pending.assign(team->size, 0);
   s->direct_atomics = false;  // user memory is not mapped by peers
   *gptr = SegmentGptr(*team, s->id);
+  LockGuard guard;
   Store(*team, std::move(s));
   return DART_OK;
 }
@@ -138,15 +203,27 @@ dart_ret_t FreeSegment(const dart_gptr_t& gptr, bool registered) {
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
   if (DART_GPTR_ISNULL(gptr)) return DART_OK;
   Team* team = nullptr;
-  Segment* s = FindForFree(gptr, registered, &team);
-  if (s == nullptr) return DART_ERR_INVAL;
-  const int16_t id = s->id;
+  std::unique_ptr<Segment> gone;
+  {
+    LockGuard guard;
+    Segment* s = FindForFree(gptr, registered, &team);
+    if (s == nullptr) return DART_ERR_INVAL;
+    const int16_t id = s->id;
+    if (id > 0) {
+      gone = std::move(team->allocated[id]);
+    } else {
+      gone = std::move(team->registered[-id]);
+    }
+  }
+  const int16_t id = gone->id;
+  // Team memory: collective (frees the window). Registered memory: local
+  // (detaches from the team's dynamic window once this unit's operations
+  // on the segment are complete).
+  if (id < 0 && gone->rma_win != MPI_WIN_NULL) PMPI_Win_flush_all(gone->rma_win);
+  gone.reset();
   if (id > 0) {
-    team->allocated[id].reset();  // collective
+    LockGuard guard;
     team->allocated_ids.Give(id);
-  } else {
-    team->registered[-id].reset();
-    team->registered_ids.Give(-id);
   }
   return DART_OK;
 }
@@ -330,6 +407,7 @@ dart_ret_t dart_team_memderegister(dart_gptr_t gptr) {
 dart_ret_t dart_type_create_strided(dart_datatype_t basetype, size_t stride,
                                     size_t blocklen, dart_datatype_t* newtype) {
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  LockGuard guard;
   return g_dart.types.CreateStrided(basetype, stride, blocklen, newtype);
 }
 
@@ -338,11 +416,19 @@ dart_ret_t dart_type_create_indexed(dart_datatype_t basetype, size_t count,
                                     const size_t offset[],
                                     dart_datatype_t* newtype) {
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  LockGuard guard;
   return g_dart.types.CreateIndexed(basetype, count, blocklen, offset, newtype);
+}
+
+dart_ret_t dart_type_create_custom(size_t num_bytes, dart_datatype_t* newtype) {
+  if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  LockGuard guard;
+  return g_dart.types.CreateCustom(num_bytes, newtype);
 }
 
 dart_ret_t dart_type_destroy(dart_datatype_t* dart_type) {
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
+  LockGuard guard;
   return g_dart.types.Destroy(dart_type);
 }
 

@@ -15,25 +15,6 @@
 namespace rmashim::dart {
 namespace {
 
-// What each unit tells the others about where it runs.
-struct HwRecord {
-  char host[64];
-  int num_cores, num_numa, numa_id, core_id, cpu_id, threads;
-};
-
-HwRecord QueryHardware() {
-  HwRecord r{};
-  gethostname(r.host, sizeof(r.host) - 1);
-  const HardwarePlace place = QueryHardwarePlace();
-  r.num_cores = place.num_cores;
-  r.num_numa = place.num_numa;
-  r.numa_id = place.numa_domain;
-  r.core_id = place.core;
-  r.cpu_id = place.cpu;
-  r.threads = place.threads_per_core;
-  return r;
-}
-
 // Node of every unit (dense index in order of the nodes' first units), from
 // MPI's view of shared memory (which honours simulated cliques).
 void FindNodes(State& s) {
@@ -58,29 +39,6 @@ void FindNodes(State& s) {
   s.spans_nodes = distinct.size() > 1;
 }
 
-void GatherLocality(State& s) {
-  HwRecord mine = QueryHardware();
-  std::vector<HwRecord> all(s.size);
-  PMPI_Allgather(&mine, sizeof(HwRecord), MPI_BYTE, all.data(),
-                 sizeof(HwRecord), MPI_BYTE, s.world);
-  s.locality.assign(s.size, dart_unit_locality_t{});
-  for (int u = 0; u < s.size; ++u) {
-    dart_unit_locality_t& l = s.locality[u];
-    const HwRecord& r = all[u];
-    l.unit.id = u;
-    l.team = DART_TEAM_ALL;
-    std::snprintf(l.hwinfo.host, sizeof(l.hwinfo.host), "%s", r.host);
-    l.hwinfo.num_cores = r.num_cores;
-    l.hwinfo.num_numa = r.num_numa;
-    l.hwinfo.numa_id = r.numa_id;
-    l.hwinfo.core_id = r.core_id;
-    l.hwinfo.cpu_id = r.cpu_id;
-    l.hwinfo.min_threads = l.hwinfo.max_threads = r.threads;
-    std::snprintf(l.domain_tag, sizeof(l.domain_tag), ".%d.%d", s.node_index[u],
-                  r.numa_id < 0 ? 0 : r.numa_id);
-  }
-}
-
 dart_ret_t Init(int* argc, char*** argv, int required) {
   State& s = g_dart;
   if (s.initialized) return DART_ERR_INVAL;
@@ -96,6 +54,10 @@ dart_ret_t Init(int* argc, char*** argv, int required) {
     }
     s.owns_mpi = true;
   }
+  int provided = MPI_THREAD_SINGLE;
+  PMPI_Query_thread(&provided);
+  s.threaded = required == MPI_THREAD_MULTIPLE &&
+               provided == MPI_THREAD_MULTIPLE;
   if (PMPI_Comm_dup(MPI_COMM_WORLD, &s.world) != MPI_SUCCESS) {
     return DART_ERR_OTHER;
   }
@@ -141,7 +103,10 @@ dart_ret_t dart_init_thread(int* argc, char*** argv,
                             dart_thread_support_level_t* thread_safety) {
   if (thread_safety == nullptr) return DART_ERR_INVAL;
   const dart_ret_t rc = rmashim::dart::Init(argc, argv, MPI_THREAD_MULTIPLE);
-  if (rc == DART_OK) *thread_safety = DART_THREAD_SINGLE;
+  if (rc == DART_OK) {
+    *thread_safety =
+        g_dart.threaded ? DART_THREAD_MULTIPLE : DART_THREAD_SINGLE;
+  }
   return rc;
 }
 
@@ -175,6 +140,7 @@ dart_ret_t dart_exit(void) {
   PMPI_Group_free(&s.world_group);
   PMPI_Comm_free(&s.world);
   s.initialized = false;
+  s.threaded = false;
   if (s.owns_mpi) {
     s.owns_mpi = false;
     if (MPI_Finalize() != MPI_SUCCESS) return DART_ERR_OTHER;
@@ -203,26 +169,6 @@ dart_ret_t dart_size(size_t* size) {
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
   if (size == nullptr) return DART_ERR_INVAL;
   *size = static_cast<size_t>(g_dart.size);
-  return DART_OK;
-}
-
-dart_ret_t dart_unit_locality(dart_team_t team, dart_team_unit_t unit,
-                              dart_unit_locality_t** loc) {
-  using namespace rmashim::dart;
-  if (!g_dart.initialized) return DART_ERR_NOTINIT;
-  Team* t = FindTeam(team);
-  if (t == nullptr || loc == nullptr || unit.id < 0 || unit.id >= t->size) {
-    return DART_ERR_INVAL;
-  }
-  if (t->locality.empty()) {
-    t->locality.resize(t->size);
-    for (int u = 0; u < t->size; ++u) {
-      t->locality[u] = g_dart.locality[t->members[u]];
-      t->locality[u].unit.id = u;
-      t->locality[u].team = t->id;
-    }
-  }
-  *loc = &t->locality[unit.id];
   return DART_OK;
 }
 

@@ -12,6 +12,7 @@
 // The words of 64 locks of a team share one window, so dart_team_lock_init
 // is a barrier, not a window creation, most of the time.
 #include <atomic>
+#include <thread>
 
 #include "shim/dart/state.h"
 #include "shim/shm_lock.h"
@@ -24,6 +25,9 @@ struct dart_lock_struct {
   int me = 0;         // team unit
   int tail = 0;       // team unit holding the tail word
   bool held = false;
+  // Threads of this unit take the lock in turn: one holds `local` while it
+  // queues for and holds the team-wide lock (DART_THREAD_MULTIPLE).
+  std::atomic<bool> local{false};
 };
 
 namespace rmashim::dart {
@@ -97,7 +101,22 @@ class Words {
 };
 
 bool ValidLock(dart_lock_t lock) {
+  LockGuard guard;
   return lock != nullptr && g_dart.locks.count(lock) != 0;
+}
+
+// Takes the lock among this unit's threads; false if `wait` is false and
+// another thread has it.
+bool TakeLocal(dart_lock_t lock, bool wait) {
+  while (lock->local.exchange(true, std::memory_order_acquire)) {
+    if (!wait) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+void GiveLocal(dart_lock_t lock) {
+  lock->local.store(false, std::memory_order_release);
 }
 
 // Resets this unit's queue node before it enqueues.
@@ -159,6 +178,8 @@ dart_ret_t dart_team_lock_init(dart_team_t teamid, dart_lock_t* lock) {
   Team* team = FindTeam(teamid);
   if (team == nullptr) return DART_ERR_INVAL;
   if (!AllAgree(team->comm, lock != nullptr)) return DART_ERR_INVAL;
+  // Only this thread changes the team's lock tables (DART: one thread per
+  // team in collective calls); the window creation runs unlocked.
   if (team->free_lock_slots.empty()) {
     if (dart_ret_t rc = AddLockBlock(*team)) return rc;
   }
@@ -176,6 +197,7 @@ dart_ret_t dart_team_lock_init(dart_team_t teamid, dart_lock_t* lock) {
   ResetNode(words, l->me);
   PMPI_Barrier(team->comm);  // initialized everywhere before first use
   *lock = l.release();
+  LockGuard guard;
   g_dart.locks.insert(*lock);
   team->locks.push_back(*lock);
   return DART_OK;
@@ -186,6 +208,7 @@ dart_ret_t dart_team_lock_destroy(dart_lock_t* lock) {
   if (lock == nullptr || !ValidLock(*lock)) return DART_ERR_INVAL;
   // Nobody uses the lock any more before its words are handed out again.
   if (Team* team = FindTeam((*lock)->team)) PMPI_Barrier(team->comm);
+  LockGuard guard;
   DestroyLock(*lock);
   *lock = nullptr;
   return DART_OK;
@@ -193,7 +216,10 @@ dart_ret_t dart_team_lock_destroy(dart_lock_t* lock) {
 
 dart_ret_t dart_lock_acquire(dart_lock_t lock) {
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
-  if (!ValidLock(lock) || lock->held) return DART_ERR_INVAL;
+  if (!ValidLock(lock)) return DART_ERR_INVAL;
+  // Single-threaded, acquiring a held lock would wait for itself forever.
+  if (!g_dart.threaded && lock->held) return DART_ERR_INVAL;
+  TakeLocal(lock, /*wait=*/true);
   Words words(*lock);
   const int me = lock->me;
   ResetNode(words, me);
@@ -209,13 +235,17 @@ dart_ret_t dart_lock_acquire(dart_lock_t lock) {
 
 dart_ret_t dart_lock_try_acquire(dart_lock_t lock, int32_t* result) {
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
-  if (!ValidLock(lock) || result == nullptr || lock->held) {
+  if (!ValidLock(lock) || result == nullptr ||
+      (!g_dart.threaded && lock->held)) {
     return DART_ERR_INVAL;
   }
+  *result = 0;
+  if (!TakeLocal(lock, /*wait=*/false)) return DART_OK;  // another thread
   Words words(*lock);
   ResetNode(words, lock->me);
   lock->held =
       words.CompareSwap(lock->tail, kTail, kNobody, lock->me) == kNobody;
+  if (!lock->held) GiveLocal(lock);
   *result = lock->held ? 1 : 0;
   return DART_OK;
 }
@@ -231,6 +261,7 @@ dart_ret_t dart_lock_release(dart_lock_t lock) {
     // successor to link in.
     if (words.CompareSwap(lock->tail, kTail, me, kNobody) == me) {
       lock->held = false;
+      GiveLocal(lock);
       return DART_OK;
     }
     Backoff backoff;
@@ -238,7 +269,14 @@ dart_ret_t dart_lock_release(dart_lock_t lock) {
   }
   words.Store(static_cast<int>(next), kFlag, 1);
   lock->held = false;
+  GiveLocal(lock);
   return DART_OK;
+}
+
+bool dart_lock_initialized(struct dart_lock_struct const* lock) {
+  if (!g_dart.initialized || lock == nullptr) return false;
+  LockGuard guard;
+  return g_dart.locks.count(const_cast<dart_lock_t>(lock)) != 0;
 }
 
 }  // extern "C"

@@ -29,6 +29,7 @@ Segment::~Segment() {
   g_dart.handles.Reap(rma_win, /*all_complete=*/true);
   window.reset();  // collective: frees the core's MPI objects
   if (plain_win != MPI_WIN_NULL) PMPI_Win_free(&plain_win);
+  if (dyn_win != MPI_WIN_NULL) PMPI_Win_detach(dyn_win, my_base);  // local
 }
 
 dart_handle_t HandlePool::Take() {
@@ -95,6 +96,12 @@ void ReleaseTeamResources(Team& team) {
   for (auto& s : team.registered) s.reset();
   team.allocated.clear();
   team.registered.clear();
+  if (team.dyn_win != MPI_WIN_NULL) {
+    PMPI_Win_unlock_all(team.dyn_win);
+    g_dart.handles.Reap(team.dyn_win, /*all_complete=*/true);
+    PMPI_Win_free(&team.dyn_win);  // collective
+  }
+  FreeTeamLocality(team);
 }
 
 }  // namespace rmashim::dart

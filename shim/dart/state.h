@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <unordered_set>
 #include <vector>
@@ -48,6 +49,7 @@ struct Peer {
   MPI_Aint size = 0;
   pid_t pid = 0;
   Path path = Path::kMpi;
+  MPI_Aint disp_base = 0;  // MPI displacement of offset 0 (dynamic windows)
 };
 
 // Memory of a team: dart_team_memalloc_aligned (segid > 0) or registered
@@ -67,6 +69,9 @@ struct Segment {
   MPI_Win rma_win = MPI_WIN_NULL;  // MPI operations go here
   bool locked_all = false;         // DART opened rma_win's lock_all epoch
   bool direct_atomics = false;     // CPU atomics (every unit node-local)
+  // Registered memory: the team's dynamic window my_base is attached to
+  // (detached when the segment goes).
+  MPI_Win dyn_win = MPI_WIN_NULL;
   std::byte* my_base = nullptr;
   MPI_Aint my_size = 0;
   uint16_t flags = 0;
@@ -121,7 +126,14 @@ struct Team {
   // + index), taken and returned in the same collective order everywhere.
   std::vector<std::unique_ptr<LockBlock>> lock_blocks;
   std::set<int> free_lock_slots;
-  std::vector<dart_unit_locality_t> locality;  // built on first query
+  // Registered memory of every unit is attached to this dynamic window
+  // (made at the team's first registration, freed with the team).
+  MPI_Win dyn_win = MPI_WIN_NULL;
+  // Locality: the team's domain tree (owned, freed by
+  // dart_team_locality_finalize) and its units' records (valid until the
+  // team goes); built on first query (locality.cc).
+  dart_domain_locality_t* domain = nullptr;
+  std::vector<dart_unit_locality_t> locality;
 
   Segment* FindSegment(int16_t segid) const {
     if (segid > 0) {
@@ -160,6 +172,11 @@ class HandlePool {
 
 struct State {
   bool initialized = false;
+  // dart_init_thread: DART_THREAD_MULTIPLE. Then LockGuard serializes the
+  // calls that change or read DART's tables (never around a blocking MPI
+  // call, so concurrent collectives on different teams cannot deadlock).
+  bool threaded = false;
+  std::recursive_mutex mu;
   bool owns_mpi = false;  // dart_init started MPI
   int myid = 0;
   int size = 0;
@@ -181,6 +198,22 @@ struct State {
 };
 
 extern State g_dart;
+
+// Holds g_dart.mu for its scope when DART runs DART_THREAD_MULTIPLE.
+class LockGuard {
+ public:
+  LockGuard() : locked_(g_dart.threaded) {
+    if (locked_) g_dart.mu.lock();
+  }
+  ~LockGuard() {
+    if (locked_) g_dart.mu.unlock();
+  }
+  LockGuard(const LockGuard&) = delete;
+  LockGuard& operator=(const LockGuard&) = delete;
+
+ private:
+  bool locked_;
+};
 
 inline Team* FindTeam(dart_team_t id) {
   return id >= 0 ? g_dart.teams[id].get() : nullptr;
@@ -242,7 +275,7 @@ inline dart_ret_t Resolve(const dart_gptr_t& g, MPI_Aint lo, MPI_Aint hi,
   out->pid = p.pid;
   out->win = s->rma_win;
   out->rank = unit;
-  out->disp = static_cast<MPI_Aint>(offset);
+  out->disp = p.disp_base + static_cast<MPI_Aint>(offset);
   out->pending = &s->pending[unit];
   out->segment = s;
   out->direct_atomics = s->direct_atomics;
@@ -261,6 +294,12 @@ bool AllAgree(MPI_Comm comm, bool ok);
 void ReleaseTeamResources(Team& team);
 // Frees a lock's slot for reuse (locks.cc); not collective by itself.
 void DestroyLock(dart_lock_t lock);
+
+// Locality (locality.cc): every unit's hardware, gathered by dart_init
+// (collective); a team's tree and unit records, built on demand.
+void GatherLocality(State& s);
+dart_ret_t EnsureTeamLocality(Team& team);
+void FreeTeamLocality(Team& team);
 
 }  // namespace rmashim::dart
 
