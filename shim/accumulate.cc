@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "shim/access.h"
+#include "shim/cross_memory.h"
 #include "shim/datatype.h"
 #include "shim/element_ops.h"
 #include "shim/flatten.h"
@@ -86,12 +87,10 @@ Route Admit(ManagedWindow& w, int target, MPI_Aint disp,
   }
   // A window spanning nodes: remote origins' accumulates are applied by MPI,
   // which cannot be atomic with our CPU atomics, so the whole family goes to
-  // MPI for every target of such a window. MPI_Win_create memory is not
-  // mapped here: all its accumulates stay in MPI too (on the internal
-  // window, inside the shim's epoch), which keeps them atomic.
-  return !w.locks_in_shm() || w.flavor() == Flavor::kCreate
-             ? Route::kPassThrough
-             : Route::kDone;
+  // MPI for every target of such a window. On a single-node window every
+  // origin honours the stripes, also on MPI_Win_create memory of another
+  // process, which is updated through cross-memory attach under them.
+  return !w.locks_in_shm() ? Route::kPassThrough : Route::kDone;
 }
 
 bool HoldsExclusive(const ManagedWindow& w, int target) {
@@ -202,16 +201,21 @@ Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
   }
 
   const bool exclusive = HoldsExclusive(w, c.target);
-  MPI_Aint done = 0;
-  for (const ElementRun& run : flat.runs) {
-    const MPI_Aint offset = base + run.offset;
-    // MPI_NO_OP reads no origin; hand the target itself in its place.
-    const std::byte* src = origin ? origin + done * e->size : t.base + offset;
-    ApplyRun(*e, exclusive, t, offset, src,
-             fetching ? result + done * e->size : nullptr, run.count);
-    done += run.count;
+  if (t.pid != 0) {  // MPI_Win_create memory of another process
+    *rc = CrossMemoryApply(*e, c.op != MPI_NO_OP, exclusive, t, base,
+                           flat.runs, origin, fetching ? result : nullptr);
+  } else {
+    MPI_Aint done = 0;
+    for (const ElementRun& run : flat.runs) {
+      const MPI_Aint offset = base + run.offset;
+      // MPI_NO_OP reads no origin; hand the target itself in its place.
+      const std::byte* src = origin ? origin + done * e->size : t.base + offset;
+      ApplyRun(*e, exclusive, t, offset, src,
+               fetching ? result + done * e->size : nullptr, run.count);
+      done += run.count;
+    }
   }
-  if (fetching && !result_storage.empty()) {
+  if (*rc == MPI_SUCCESS && fetching && !result_storage.empty()) {
     *rc = UnpackBytes(result_storage.data(),
                       static_cast<MPI_Aint>(result_storage.size()), c.result,
                       c.result_count, c.result_type);
@@ -240,6 +244,15 @@ Route FetchAndOpDirect(ManagedWindow& w, const void* origin, void* result,
   if (*rc != MPI_SUCCESS || target == MPI_PROC_NULL) return Route::kDone;
   const Target& t = w.target(target);
   const MPI_Aint offset = disp * t.disp_unit;
+  if (t.pid != 0) {  // MPI_Win_create memory of another process
+    *rc = CrossMemoryApply(*e, op != MPI_NO_OP, HoldsExclusive(w, target), t,
+                           offset, {{0, 1}},
+                           op == MPI_NO_OP
+                               ? nullptr
+                               : static_cast<const std::byte*>(origin),
+                           static_cast<std::byte*>(result));
+    return Route::kDone;
+  }
   const std::byte* src =
       op == MPI_NO_OP ? t.base + offset : static_cast<const std::byte*>(origin);
   ApplyRun(*e, HoldsExclusive(w, target), t, offset, src,
@@ -265,10 +278,16 @@ Route CompareAndSwapDirect(ManagedWindow& w, const void* origin,
   }
   if (*rc != MPI_SUCCESS || target == MPI_PROC_NULL) return Route::kDone;
   const Target& t = w.target(target);
-  ApplyCompareSwap(*cas, HoldsExclusive(w, target), t, disp * t.disp_unit,
-                   static_cast<const std::byte*>(origin),
-                   static_cast<const std::byte*>(compare),
-                   static_cast<std::byte*>(result));
+  const auto* o = static_cast<const std::byte*>(origin);
+  const auto* cmp = static_cast<const std::byte*>(compare);
+  auto* res = static_cast<std::byte*>(result);
+  if (t.pid != 0) {  // MPI_Win_create memory of another process
+    *rc = CrossMemoryCompareSwap(*cas, HoldsExclusive(w, target), t,
+                                 disp * t.disp_unit, o, cmp, res);
+  } else {
+    ApplyCompareSwap(*cas, HoldsExclusive(w, target), t, disp * t.disp_unit, o,
+                     cmp, res);
+  }
   return Route::kDone;
 }
 

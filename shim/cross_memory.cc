@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "shim/flatten.h"
+#include "shim/stripes.h"
 
 namespace rmashim {
 namespace {
@@ -32,10 +33,11 @@ bool RemoteRanges(std::byte* remote, const TypedBuffer& side,
   return true;
 }
 
-// Moves `bytes` between one local buffer and the remote ranges, IOV_MAX
-// ranges per system call.
-bool Move(bool to_remote, pid_t pid, std::byte* local, size_t bytes,
-          std::vector<iovec>& ranges) {
+}  // namespace
+
+// IOV_MAX ranges per system call.
+bool CrossMemoryMove(bool to_remote, pid_t pid, std::byte* local, size_t bytes,
+                     std::vector<iovec>& ranges) {
   size_t done = 0;
   for (size_t first = 0; first < ranges.size(); first += IOV_MAX) {
     const size_t n = std::min<size_t>(IOV_MAX, ranges.size() - first);
@@ -51,8 +53,6 @@ bool Move(bool to_remote, pid_t pid, std::byte* local, size_t bytes,
   return done == bytes;
 }
 
-}  // namespace
-
 bool CrossMemoryTransfer(bool to_remote, pid_t pid, std::byte* remote,
                          const TypedBuffer& remote_side,
                          const TypedBuffer& local, int* rc) {
@@ -62,7 +62,7 @@ bool CrossMemoryTransfer(bool to_remote, pid_t pid, std::byte* remote,
   *rc = MPI_SUCCESS;
   if (bytes == 0) return true;
   if (local.layout.dense) {
-    if (!Move(to_remote, pid, static_cast<std::byte*>(local.addr) + local.layout.lo,
+    if (!CrossMemoryMove(to_remote, pid, static_cast<std::byte*>(local.addr) + local.layout.lo,
               bytes, ranges)) {
       *rc = MPI_ERR_OTHER;
     }
@@ -72,16 +72,68 @@ bool CrossMemoryTransfer(bool to_remote, pid_t pid, std::byte* remote,
   std::vector<std::byte> staging(bytes);
   if (to_remote) {
     *rc = PackBytes(local.addr, local.count, local.type, staging.data(), bytes);
-    if (*rc == MPI_SUCCESS && !Move(true, pid, staging.data(), bytes, ranges)) {
+    if (*rc == MPI_SUCCESS && !CrossMemoryMove(true, pid, staging.data(), bytes, ranges)) {
       *rc = MPI_ERR_OTHER;
     }
-  } else if (!Move(false, pid, staging.data(), bytes, ranges)) {
+  } else if (!CrossMemoryMove(false, pid, staging.data(), bytes, ranges)) {
     *rc = MPI_ERR_OTHER;
   } else {
     *rc = UnpackBytes(staging.data(), bytes, local.addr, local.count,
                       local.type);
   }
   return true;
+}
+
+int CrossMemoryApply(const ElementOp& e, bool writes, bool exclusive_lock,
+                     const Target& t, MPI_Aint base,
+                     const std::vector<ElementRun>& runs,
+                     const std::byte* origin, std::byte* result) {
+  std::vector<iovec> ranges;
+  ranges.reserve(runs.size());
+  size_t bytes = 0;
+  StripeSet stripes(*t.header);
+  for (const ElementRun& run : runs) {
+    const MPI_Aint offset = base + run.offset;
+    const MPI_Aint len = run.count * e.extent;
+    ranges.push_back({t.base + offset, static_cast<size_t>(len)});
+    bytes += static_cast<size_t>(len);
+    if (!exclusive_lock) stripes.Cover(offset, len);
+  }
+  std::vector<std::byte> staging(bytes);
+  stripes.Acquire();
+  if (!CrossMemoryMove(false, t.pid, staging.data(), bytes, ranges)) {
+    return MPI_ERR_OTHER;
+  }
+  size_t at = 0, done = 0;
+  for (const ElementRun& run : runs) {
+    // MPI_NO_OP reads no origin; the staged target stands in for it.
+    const std::byte* src = origin ? origin + done * e.size : staging.data() + at;
+    e.plain(staging.data() + at, src, result ? result + done * e.size : nullptr,
+            static_cast<size_t>(run.count));
+    at += static_cast<size_t>(run.count * e.extent);
+    done += static_cast<size_t>(run.count);
+  }
+  if (writes && !CrossMemoryMove(true, t.pid, staging.data(), bytes, ranges)) {
+    return MPI_ERR_OTHER;
+  }
+  return MPI_SUCCESS;
+}
+
+int CrossMemoryCompareSwap(const CompareSwapOp& cas, bool exclusive_lock,
+                           const Target& t, MPI_Aint offset,
+                           const std::byte* origin, const std::byte* compare,
+                           std::byte* result) {
+  std::vector<iovec> range{{t.base + offset, cas.size}};
+  std::byte value[16];
+  StripeSet stripes(*t.header);
+  if (!exclusive_lock) stripes.Cover(offset, cas.size);
+  stripes.Acquire();
+  if (!CrossMemoryMove(false, t.pid, value, cas.size, range)) {
+    return MPI_ERR_OTHER;
+  }
+  cas.plain(value, origin, compare, result);
+  return CrossMemoryMove(true, t.pid, value, cas.size, range) ? MPI_SUCCESS
+                                                              : MPI_ERR_OTHER;
 }
 
 }  // namespace rmashim
