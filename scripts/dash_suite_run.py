@@ -15,6 +15,7 @@ and writes the per-test outcomes to <log>.tests.
 import argparse
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -44,14 +45,14 @@ def run_once(cmd, env, idle, log):
     """Runs cmd; returns (outcomes dict, last started test, how it ended)."""
     outcomes, current = {}, None
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, bufsize=1,
-                            start_new_session=True)
-    os.set_blocking(proc.stdout.fileno(), False)
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    fd = proc.stdout.fileno()
     last = time.monotonic()
     buf = ""
     ended = "exit"
     while True:
-        chunk = proc.stdout.read()
+        ready, _, _ = select.select([fd], [], [], 1.0)
+        chunk = os.read(fd, 65536).decode(errors="replace") if ready else ""
         if chunk:
             last = time.monotonic()
             log.write(chunk)
@@ -70,15 +71,15 @@ def run_once(cmd, env, idle, log):
                                             else "failed")
                     if m.group(2) == current:
                         current = None
-        elif proc.poll() is not None:
+        elif ready or proc.poll() is not None:
+            # EOF (ready with no data) or the process is gone.
+            proc.wait()
             break
         elif time.monotonic() - last > idle:
             ended = "hung"
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             break
-        else:
-            time.sleep(0.2)
     if ended == "exit" and current is not None:
         ended = "crashed"
     return outcomes, current, ended

@@ -21,7 +21,15 @@ class AgreeOnFailure : public testing::EmptyTestEventListener {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (dart_init(&argc, &argv) != DART_OK) return 1;
+  // DART_TEST_THREAD_MULTIPLE=1: dart_init_thread, which must provide
+  // DART_THREAD_MULTIPLE (MPICH does).
+  if (std::getenv("DART_TEST_THREAD_MULTIPLE") != nullptr) {
+    dart_thread_support_level_t level = DART_THREAD_SINGLE;
+    if (dart_init_thread(&argc, &argv, &level) != DART_OK) return 1;
+    if (level != DART_THREAD_MULTIPLE) return 1;
+  } else if (dart_init(&argc, &argv) != DART_OK) {
+    return 1;
+  }
   dart_global_unit_t me;
   dart_myid(&me);
   if (me.id != 0) {

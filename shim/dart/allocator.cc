@@ -61,6 +61,7 @@ dart_ret_t dart_allocator_alloc(size_t nelem, dart_datatype_t dtype,
                                 dart_allocator_t allocator) {
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
   if (gptr == nullptr || allocator == nullptr) return DART_ERR_INVAL;
+  *gptr = DART_GPTR_NULL;  // also when the pool is exhausted
   TypeInfo t;
   {
     LockGuard guard;

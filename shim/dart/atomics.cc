@@ -95,17 +95,20 @@ extern "C" {
 
 dart_ret_t dart_accumulate(dart_gptr_t gptr, const void* values, size_t nelem,
                            dart_datatype_t dtype, dart_operation_t op) {
+  LockGuard guard;
   return Accumulate(gptr, values, nelem, dtype, op, false);
 }
 
 dart_ret_t dart_accumulate_blocking_local(dart_gptr_t gptr, const void* values,
                                           size_t nelem, dart_datatype_t dtype,
                                           dart_operation_t op) {
+  LockGuard guard;
   return Accumulate(gptr, values, nelem, dtype, op, true);
 }
 
 dart_ret_t dart_fetch_and_op(dart_gptr_t gptr, const void* value, void* result,
                              dart_datatype_t dtype, dart_operation_t op) {
+  LockGuard guard;
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
   if (result == nullptr || (value == nullptr && op != DART_OP_NO_OP)) {
     return DART_ERR_INVAL;
@@ -136,6 +139,7 @@ dart_ret_t dart_fetch_and_op(dart_gptr_t gptr, const void* value, void* result,
 dart_ret_t dart_compare_and_swap(dart_gptr_t gptr, const void* value,
                                  const void* compare, void* result,
                                  dart_datatype_t dtype) {
+  LockGuard guard;
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
   if (value == nullptr || compare == nullptr || result == nullptr ||
       !IsBasic(dtype)) {

@@ -237,6 +237,7 @@ using namespace rmashim::dart;
 extern "C" {
 
 dart_ret_t dart_gptr_getaddr(const dart_gptr_t gptr, void** addr) {
+  LockGuard guard;
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
   if (addr == nullptr) return DART_ERR_INVAL;
   *addr = nullptr;
@@ -259,6 +260,7 @@ dart_ret_t dart_gptr_getaddr(const dart_gptr_t gptr, void** addr) {
 }
 
 dart_ret_t dart_gptr_setaddr(dart_gptr_t* gptr, void* addr) {
+  LockGuard guard;
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
   if (gptr == nullptr) return DART_ERR_INVAL;
   auto* p = static_cast<std::byte*>(addr);
@@ -295,6 +297,7 @@ dart_ret_t dart_gptr_setunit(dart_gptr_t* gptr, dart_team_unit_t unit) {
 }
 
 dart_ret_t dart_gptr_getflags(dart_gptr_t gptr, uint16_t* flags) {
+  LockGuard guard;
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
   if (flags == nullptr) return DART_ERR_INVAL;
   if (gptr.segid == DART_SEGMENT_LOCAL) {
@@ -309,6 +312,7 @@ dart_ret_t dart_gptr_getflags(dart_gptr_t gptr, uint16_t* flags) {
 }
 
 dart_ret_t dart_gptr_setflags(dart_gptr_t* gptr, uint16_t flags) {
+  LockGuard guard;
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
   if (gptr == nullptr) return DART_ERR_INVAL;
   if (gptr->segid != DART_SEGMENT_LOCAL) {
@@ -323,6 +327,7 @@ dart_ret_t dart_gptr_setflags(dart_gptr_t* gptr, uint16_t flags) {
 
 dart_ret_t dart_memalloc(size_t nelem, dart_datatype_t dtype,
                          dart_gptr_t* gptr) {
+  LockGuard guard;
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
   uint64_t bytes = 0;
   if (gptr == nullptr || !ElementBytes(nelem, dtype, &bytes)) {
@@ -341,6 +346,7 @@ dart_ret_t dart_memalloc(size_t nelem, dart_datatype_t dtype,
 }
 
 dart_ret_t dart_memfree(dart_gptr_t gptr) {
+  LockGuard guard;
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
   if (DART_GPTR_ISNULL(gptr)) return DART_OK;
   if (gptr.segid != DART_SEGMENT_LOCAL || gptr.teamid != DART_TEAM_ALL ||
@@ -380,6 +386,7 @@ dart_ret_t dart_team_memalloc_aligned(dart_team_t teamid, size_t nelem,
   // remote units' accumulates, which could not be atomic with them.
   s->direct_atomics = w->locks_in_shm();
   *gptr = SegmentGptr(*team, s->id);
+  LockGuard guard;
   Store(*team, std::move(s));
   return DART_OK;
 }

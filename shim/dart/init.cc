@@ -136,7 +136,10 @@ dart_ret_t dart_exit(void) {
   for (dart_group_t g : s.groups) delete g;
   s.groups.clear();
   s.locality.clear();
-  rmashim::StopDatatypeSupport();
+  // The core makes its pack communicator once per process (call_once), so
+  // it stays while MPI does: a program that owns MPI may dart_init again
+  // (DASH's tests do, once per test).
+  if (s.owns_mpi) rmashim::StopDatatypeSupport();
   PMPI_Group_free(&s.world_group);
   PMPI_Comm_free(&s.world);
   s.initialized = false;

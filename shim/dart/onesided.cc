@@ -294,12 +294,14 @@ extern "C" {
 
 dart_ret_t dart_put(dart_gptr_t gptr, const void* src, size_t nelem,
                     dart_datatype_t src_type, dart_datatype_t dst_type) {
+  LockGuard guard;
   return Transfer(Dir::kPut, gptr, const_cast<void*>(src), nelem, src_type,
                   dst_type, Mode::kNonBlocking, nullptr);
 }
 
 dart_ret_t dart_get(void* dest, dart_gptr_t gptr, size_t nelem,
                     dart_datatype_t src_type, dart_datatype_t dst_type) {
+  LockGuard guard;
   return Transfer(Dir::kGet, gptr, dest, nelem, dst_type, src_type,
                   Mode::kNonBlocking, nullptr);
 }
@@ -307,6 +309,7 @@ dart_ret_t dart_get(void* dest, dart_gptr_t gptr, size_t nelem,
 dart_ret_t dart_put_blocking(dart_gptr_t gptr, const void* src, size_t nelem,
                              dart_datatype_t src_type,
                              dart_datatype_t dst_type) {
+  LockGuard guard;
   return Transfer(Dir::kPut, gptr, const_cast<void*>(src), nelem, src_type,
                   dst_type, Mode::kBlocking, nullptr);
 }
@@ -314,6 +317,7 @@ dart_ret_t dart_put_blocking(dart_gptr_t gptr, const void* src, size_t nelem,
 dart_ret_t dart_get_blocking(void* dest, dart_gptr_t gptr, size_t nelem,
                              dart_datatype_t src_type,
                              dart_datatype_t dst_type) {
+  LockGuard guard;
   return Transfer(Dir::kGet, gptr, dest, nelem, dst_type, src_type,
                   Mode::kBlocking, nullptr);
 }
@@ -321,6 +325,7 @@ dart_ret_t dart_get_blocking(void* dest, dart_gptr_t gptr, size_t nelem,
 dart_ret_t dart_put_handle(dart_gptr_t gptr, const void* src, size_t nelem,
                            dart_datatype_t src_type, dart_datatype_t dst_type,
                            dart_handle_t* handle) {
+  LockGuard guard;
   return Transfer(Dir::kPut, gptr, const_cast<void*>(src), nelem, src_type,
                   dst_type, Mode::kHandle, handle);
 }
@@ -328,45 +333,65 @@ dart_ret_t dart_put_handle(dart_gptr_t gptr, const void* src, size_t nelem,
 dart_ret_t dart_get_handle(void* dest, dart_gptr_t gptr, size_t nelem,
                            dart_datatype_t src_type, dart_datatype_t dst_type,
                            dart_handle_t* handle) {
+  LockGuard guard;
   return Transfer(Dir::kGet, gptr, dest, nelem, dst_type, src_type,
                   Mode::kHandle, handle);
 }
 
-dart_ret_t dart_flush(dart_gptr_t gptr) { return Flush(gptr, false, false); }
-dart_ret_t dart_flush_all(dart_gptr_t gptr) { return Flush(gptr, true, false); }
+dart_ret_t dart_flush(dart_gptr_t gptr) {
+  LockGuard guard;
+  return Flush(gptr, false, false);
+}
+dart_ret_t dart_flush_all(dart_gptr_t gptr) {
+  LockGuard guard;
+  return Flush(gptr, true, false);
+}
 dart_ret_t dart_flush_local(dart_gptr_t gptr) {
+  LockGuard guard;
   return Flush(gptr, false, true);
 }
 dart_ret_t dart_flush_local_all(dart_gptr_t gptr) {
+  LockGuard guard;
   return Flush(gptr, true, true);
 }
 
-dart_ret_t dart_wait(dart_handle_t* handle) { return Complete(handle, false); }
+dart_ret_t dart_wait(dart_handle_t* handle) {
+  LockGuard guard;
+  return Complete(handle, false);
+}
 dart_ret_t dart_wait_local(dart_handle_t* handle) {
+  LockGuard guard;
   return Complete(handle, true);
 }
 dart_ret_t dart_waitall(dart_handle_t handles[], size_t n) {
+  LockGuard guard;
   return CompleteAll(handles, n, false);
 }
 dart_ret_t dart_waitall_local(dart_handle_t handles[], size_t n) {
+  LockGuard guard;
   return CompleteAll(handles, n, true);
 }
 dart_ret_t dart_test(dart_handle_t* handle, int32_t* is_finished) {
+  LockGuard guard;
   return TestOne(handle, false, is_finished);
 }
 dart_ret_t dart_test_local(dart_handle_t* handle, int32_t* is_finished) {
+  LockGuard guard;
   return TestOne(handle, true, is_finished);
 }
 dart_ret_t dart_testall(dart_handle_t handles[], size_t n,
                         int32_t* is_finished) {
+  LockGuard guard;
   return TestAll(handles, n, false, is_finished);
 }
 dart_ret_t dart_testall_local(dart_handle_t handles[], size_t n,
                               int32_t* is_finished) {
+  LockGuard guard;
   return TestAll(handles, n, true, is_finished);
 }
 
 dart_ret_t dart_handle_free(dart_handle_t* handle) {
+  LockGuard guard;
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
   if (handle == nullptr) return DART_ERR_INVAL;
   dart_handle_t h = *handle;

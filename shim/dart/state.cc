@@ -33,6 +33,7 @@ Segment::~Segment() {
 }
 
 dart_handle_t HandlePool::Take() {
+  LockGuard guard;
   if (free_.empty()) {
     slabs_.push_back(std::make_unique<dart_handle_struct[]>(kSlab));
     dart_handle_struct* slab = slabs_.back().get();
@@ -45,17 +46,20 @@ dart_handle_t HandlePool::Take() {
 }
 
 void HandlePool::Give(dart_handle_t h) {
+  LockGuard guard;
   h->in_use = false;
   h->request = MPI_REQUEST_NULL;
   free_.push_back(h);
 }
 
 void HandlePool::Release(dart_handle_t h) {
+  LockGuard guard;
   if (h->request != MPI_REQUEST_NULL) released_.emplace_back(h->win, h->request);
   Give(h);
 }
 
 void HandlePool::Reap(MPI_Win win, bool all_complete) {
+  LockGuard guard;
   std::erase_if(released_, [&](std::pair<MPI_Win, MPI_Request>& r) {
     if (r.first != win) return false;
     int done = 1;
@@ -69,6 +73,7 @@ void HandlePool::Reap(MPI_Win win, bool all_complete) {
 }
 
 bool HandlePool::Valid(dart_handle_t h) const {
+  LockGuard guard;
   for (const auto& slab : slabs_) {
     const auto p = reinterpret_cast<uintptr_t>(h);
     const auto first = reinterpret_cast<uintptr_t>(slab.get());

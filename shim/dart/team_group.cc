@@ -9,11 +9,13 @@ namespace rmashim::dart {
 namespace {
 
 bool ValidGroup(const dart_group_t g) {
+  LockGuard guard;
   return g != nullptr && g_dart.groups.count(g) != 0;
 }
 
 dart_ret_t NewGroup(std::vector<dart_unit_t> members, dart_group_t* out) {
   auto* g = new dart_group_struct{std::move(members)};
+  LockGuard guard;
   g_dart.groups.insert(g);
   *out = g;
   return DART_OK;
@@ -27,8 +29,11 @@ constexpr int kIdWords = kMaxTeams / 64;
 
 dart_ret_t AgreeOnTeamId(const Team& parent, bool ok, int* id) {
   std::array<uint64_t, kIdWords + 1> mine{}, all{};
-  for (int i = 0; i < kMaxTeams; ++i) {
-    if (g_dart.team_ids.test(i)) mine[i / 64] |= uint64_t{1} << (i % 64);
+  {
+    LockGuard guard;
+    for (int i = 0; i < kMaxTeams; ++i) {
+      if (g_dart.team_ids.test(i)) mine[i / 64] |= uint64_t{1} << (i % 64);
+    }
   }
   mine[kIdWords] = ok ? 0 : 1;
   if (PMPI_Allreduce(mine.data(), all.data(), kIdWords + 1, MPI_UINT64_T,
@@ -62,6 +67,7 @@ dart_ret_t dart_group_create(dart_group_t* group) {
 dart_ret_t dart_group_destroy(dart_group_t* group) {
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
   if (group == nullptr || !ValidGroup(*group)) return DART_ERR_INVAL;
+  LockGuard guard;
   g_dart.groups.erase(*group);
   delete *group;
   *group = DART_GROUP_NULL;
@@ -198,6 +204,7 @@ dart_ret_t dart_team_create(dart_team_t teamid, const dart_group_t group,
   team->members = std::move(members);
   team->size = static_cast<int>(team->members.size());
   PMPI_Comm_rank(comm, &team->myid);
+  LockGuard guard;
   g_dart.teams[id] = std::move(team);
   g_dart.team_ids.set(id);
   *newteam = static_cast<dart_team_t>(id);
@@ -211,6 +218,7 @@ dart_ret_t dart_team_destroy(dart_team_t* teamid) {
   if (team == nullptr) return DART_ERR_INVAL;
   ReleaseTeamResources(*team);
   PMPI_Comm_free(&team->comm);
+  LockGuard guard;
   g_dart.team_ids.reset(*teamid);
   g_dart.teams[*teamid].reset();
   *teamid = DART_TEAM_NULL;
@@ -221,10 +229,11 @@ dart_ret_t dart_team_clone(dart_team_t team, dart_team_t* newteam) {
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
   Team* t = FindTeam(team);
   if (t == nullptr || newteam == nullptr) return DART_ERR_INVAL;
-  dart_group_struct group{t->members};
-  g_dart.groups.insert(&group);
-  const dart_ret_t rc = dart_team_create(team, &group, newteam);
-  g_dart.groups.erase(&group);
+  // A group of DART's own for the call (not a handle of the caller's).
+  dart_group_t group = nullptr;
+  NewGroup(t->members, &group);
+  const dart_ret_t rc = dart_team_create(team, group, newteam);
+  dart_group_destroy(&group);
   return rc;
 }
 
