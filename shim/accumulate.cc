@@ -8,6 +8,7 @@
 #include "shim/datatype.h"
 #include "shim/element_ops.h"
 #include "shim/flatten.h"
+#include "shim/runtime.h"
 #include "shim/shm_lock.h"
 
 namespace rmashim {
@@ -67,6 +68,21 @@ namespace {
 // Argument, epoch and range checks shared by the family, for every window
 // (MPI would corrupt memory out of range); then kPassThrough for targets the
 // shim does not serve directly.
+bool HoldsExclusive(const ManagedWindow& w, int target) {
+  return w.epoch == AccessEpoch::kLock &&
+         w.locks[target].mode == LockMode::kExclusive;
+}
+
+// Operations this process passed to MPI for `target` earlier in the epoch
+// complete before a direct accumulate to it: MPI orders accumulates from one
+// origin to the same location (accumulate_ordering, MPI-3 11.7.2).
+int CompletePassedThrough(ManagedWindow& w, int target) {
+  StateGuard guard(w.state_mutex);
+  if (!w.locks[target].mpi_ops_pending) return MPI_SUCCESS;
+  w.locks[target].mpi_ops_pending = false;
+  return PMPI_Win_flush(target, w.app_win());
+}
+
 Route Admit(ManagedWindow& w, int target, MPI_Aint disp,
             const Layout& target_layout, int* rc) {
   if ((*rc = CheckTargetArgs(w, target, disp))) return Route::kDone;
@@ -85,18 +101,27 @@ Route Admit(ManagedWindow& w, int target, MPI_Aint disp,
     *rc = MPI_ERR_RMA_RANGE;
     return Route::kDone;
   }
+  // On a single-node window every origin honours the stripes, also on
+  // MPI_Win_create memory of another process, which is updated through
+  // cross-memory attach under them.
+  if (w.locks_in_shm()) return Route::kDone;
   // A window spanning nodes: remote origins' accumulates are applied by MPI,
-  // which cannot be atomic with our CPU atomics, so the whole family goes to
-  // MPI for every target of such a window. On a single-node window every
-  // origin honours the stripes, also on MPI_Win_create memory of another
-  // process, which is updated through cross-memory attach under them.
-  return !w.locks_in_shm() ? Route::kPassThrough : Route::kDone;
+  // which cannot be atomic with our CPU atomics, so the family goes to MPI,
+  // except where no other origin can touch the target during this epoch.
+  // That is so while this process holds MPI's exclusive lock on it (with or
+  // without MPI_MODE_NOCHECK): no other process holds a lock on the target
+  // meanwhile (MPI-3 11.5.3), an active-target epoch on the window at the
+  // same time is erroneous (11.5), and so are the target's own local stores
+  // conflicting with the epoch (11.7). Updates of node-local memory are then
+  // atomic by exclusion, as under an exclusive lock on a single-node window
+  // (plain loops, no stripes).
+  if (HoldsExclusive(w, target) && w.target(target).node_local()) {
+    *rc = CompletePassedThrough(w, target);
+    return Route::kDone;
+  }
+  return Route::kPassThrough;
 }
 
-bool HoldsExclusive(const ManagedWindow& w, int target) {
-  return w.epoch == AccessEpoch::kLock &&
-         w.locks[target].mode == LockMode::kExclusive;
-}
 
 // Elements of `count` x `type` packed contiguously: the user's buffer when
 // the type is predefined, else a packed copy in `storage`.
