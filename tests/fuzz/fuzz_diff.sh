@@ -89,11 +89,11 @@ compress() {  # sorted ints on stdin -> "1-3,7"
        END { if (s >= 0) out = out (out ? "," : "") (s == p ? s : s "-" p); print out }'
 }
 
-# Fallbacks the layout explains (README "Limitations"): MPI_Win_create
-# accumulates, and put/get of layouts with padding inside elements; on
-# windows spanning nodes the accumulate family and PSCW. Allocate and shared
-# windows on one node serve everything.
-allowed_fallbacks=create_accumulate:create,datatype:create
+# Fallbacks the layout explains (README "Limitations"): on MPI_Win_create
+# windows layouts with padding inside elements (pair types); on windows
+# spanning nodes the accumulate family and PSCW. Otherwise windows on one
+# node serve everything.
+allowed_fallbacks=datatype:create
 [[ $layout == node ]] ||
   allowed_fallbacks+=,multi_node_window:allocate,multi_node_window:create
 check_engaged=1  # off while shrinking a mismatch

@@ -789,14 +789,14 @@ void Report(const std::vector<std::string>& mine, int me, int size,
 
 // Windows (profile records: one per communicator instance) per flavor, and
 // the operations, summed over ranks, that librmashim.so serves directly by
-// design (README "How it works", "Limitations"): on an MPI_Win_allocate or
-// MPI_Win_allocate_shared window whose ranks share one node, every
-// node-local operation (self included); on such a window spanning nodes,
-// node-local put/get (request-based too, and the put/get halves of
-// counters) outside PSCW epochs (accumulates and PSCW go to MPI there). On
-// MPI_Win_create windows only those put/get count, and only of elements
-// other than MINLOC/MAXLOC pairs (accumulates go to MPI; so may layouts
-// with padding inside elements). MPI_PROC_NULL targets are not operations.
+// design (README "How it works", "Limitations"): on an allocate, shared or
+// create window whose ranks share one node, every node-local operation
+// (self included); on a window spanning nodes, node-local put/get
+// (request-based too, and the put/get halves of counters) outside PSCW
+// epochs (accumulates and PSCW go to MPI there). On MPI_Win_create windows
+// (cross-memory attach) only for elements other than MINLOC/MAXLOC pairs
+// (layouts with padding inside elements may go to MPI). MPI_PROC_NULL
+// targets are not operations.
 struct Expectation {
   long windows[4] = {};  // by Flavor
   long direct = 0;
@@ -827,12 +827,8 @@ void ExpectDirect(const Program& prog, const Filter& filter, Expectation* e) {
                                op.kind == OpKind::kRput || op.kind == OpKind::kRget;
           if (create && (Elem(op.elem).group & kPair) != 0) continue;
           if (op.kind == OpKind::kRmw) {  // a read, then a write (RunRmw)
-            e->direct += one_node && !create
-                             ? 2
-                             : (op.rmw_read == 0) + (op.rmw_write == 0);
-          } else if (put_get && (one_node || p.kind != PhaseKind::kPscw)) {
-            e->direct += 1;
-          } else if (one_node && !create) {
+            e->direct += one_node ? 2 : (op.rmw_read == 0) + (op.rmw_write == 0);
+          } else if (one_node || (put_get && p.kind != PhaseKind::kPscw)) {
             e->direct += 1;
           }
         }
