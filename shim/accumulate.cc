@@ -123,8 +123,19 @@ Route Admit(ManagedWindow& w, int target, MPI_Aint disp,
 }
 
 
+// Where a flattened buffer's elements already lie packed (one run, elements
+// as far apart as their size: a derived type laid out contiguously), so no
+// pack or unpack copy is needed; nullptr otherwise. `buf` may be MPI_BOTTOM
+// with an absolute run offset.
+std::byte* PackedInPlace(const void* buf, const FlatType& flat, int element_size) {
+  if (flat.runs.size() != 1 || flat.element_extent != element_size) return nullptr;
+  return reinterpret_cast<std::byte*>(reinterpret_cast<uintptr_t>(buf) +
+                                      flat.runs[0].offset);
+}
+
 // Elements of `count` x `type` packed contiguously: the user's buffer when
-// the type is predefined, else a packed copy in `storage`.
+// the type is predefined or lays them out that way, else a packed copy in
+// `storage`.
 int PackElements(const void* buf, int count, MPI_Datatype type,
                  MPI_Datatype element, MPI_Aint elements,
                  std::vector<std::byte>& storage, const std::byte** packed) {
@@ -140,6 +151,10 @@ int PackElements(const void* buf, int count, MPI_Datatype type,
   }
   int element_size = 0;  // packed elements are Type_size apart (pairs too)
   PMPI_Type_size(element, &element_size);
+  if (const std::byte* in_place = PackedInPlace(buf, flat, element_size)) {
+    *packed = in_place;
+    return MPI_SUCCESS;
+  }
   storage.resize(static_cast<size_t>(flat.elements) * element_size);
   if (int rc = PackBytes(buf, count, type, storage.data(),
                          static_cast<MPI_Aint>(storage.size()))) {
@@ -216,7 +231,13 @@ Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
   }
   std::vector<std::byte> result_storage;
   std::byte* result = static_cast<std::byte*>(c.result);
-  if (fetching && !IsBuiltinType(c.result_type)) {
+  FlatType result_flat;
+  if (fetching && !IsBuiltinType(c.result_type) &&
+      Flatten(c.result_type, c.result_count, &result_flat) == MPI_SUCCESS &&
+      result_flat.element == flat.element && result_flat.elements == flat.elements &&
+      (result = PackedInPlace(c.result, result_flat, e->size)) != nullptr) {
+    // Fetched values go straight to the user's buffer.
+  } else if (fetching && !IsBuiltinType(c.result_type)) {
     result_storage.resize(flat.elements * e->size);
     result = result_storage.data();
   } else if (fetching && (c.result_type != flat.element ||
