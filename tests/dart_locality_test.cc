@@ -325,6 +325,11 @@ TEST(DartLocality, FinalizeAndRebuild) {
   EXPECT_EQ(team, ul->team);
   ASSERT_EQ(DART_OK, dart_team_locality_finalize(team));
   EXPECT_EQ(Size(), Root(team)->num_units);  // built again on demand
+  // Unit records are rebuilt in place: earlier pointers stay valid.
+  dart_unit_locality_t* again = nullptr;
+  ASSERT_EQ(DART_OK, dart_unit_locality(team, DART_TEAM_UNIT_ID(0), &again));
+  EXPECT_EQ(ul, again);
+  EXPECT_EQ(team, again->team);
   ASSERT_EQ(DART_OK, dart_team_destroy(&team));
 }
 

@@ -214,7 +214,10 @@ void BuildTeamLocality(Team& team) {
     root->num_cores += root->children[i]->num_cores;
   }
   team.domain = root;
-  team.locality.resize(team.size);
+  // Rebuilt in place: pointers from dart_unit_locality stay valid.
+  if (team.locality.size() != static_cast<size_t>(team.size)) {
+    team.locality.resize(team.size);
+  }
   for (int u = 0; u < team.size; ++u) {
     const dart_unit_t g = team.members[u];
     dart_unit_locality_t& l = team.locality[u];
@@ -279,7 +282,7 @@ dart_ret_t dart_team_locality_finalize(dart_team_t team) {
   Team* t = FindTeam(team);
   if (t == nullptr) return DART_ERR_INVAL;
   // The unit records stay (dart_unit_locality pointers remain valid until
-  // the team is destroyed); only the tree goes.
+  // the team is destroyed); only the tree goes, and comes back on demand.
   if (t->domain != nullptr) DestroyDomain(t->domain);
   t->domain = nullptr;
   return DART_OK;
@@ -294,12 +297,7 @@ dart_ret_t dart_domain_team_locality(dart_team_t team, const char* domain_tag,
   LockGuard guard;
   Team* t = FindTeam(team);
   if (t == nullptr) return DART_ERR_INVAL;
-  if (t->domain == nullptr) {
-    // The unit records of a team are built with its tree: rebuild both so
-    // their tags agree.
-    t->locality.clear();
-    EnsureTeamLocality(*t);
-  }
+  EnsureTeamLocality(*t);  // tree and unit records, built together
   dart_domain_locality_t* d = FindDomain(t->domain, domain_tag);
   if (d == nullptr) return DART_ERR_NOTFOUND;
   *team_domain_out = d;
