@@ -1,6 +1,8 @@
 #include "shim/flatten.h"
 
+#include <algorithm>
 #include <memory>
+#include <utility>
 
 #include "shim/element_ops.h"
 
@@ -102,8 +104,10 @@ class Expander {
       }
       case MPI_COMBINER_SUBARRAY:
         return Subarray(n, base);
+      case MPI_COMBINER_DARRAY:
+        return Darray(n, base);
       default:
-        return kNotFlattened;  // darray
+        return kNotFlattened;  // constructors MPI-3 does not define
     }
   }
 
@@ -152,6 +156,93 @@ class Expander {
         if (d == inner) continue;
         if (++index[d] < subsizes[d]) break;
         index[d] = 0;
+      }
+      if (k == ndims) return MPI_SUCCESS;
+    }
+  }
+
+  // MPI_Type_create_darray (MPI-3 4.1.4): this process's part of a global
+  // array distributed over a process grid. The grid is row-major whatever
+  // the array order; per dimension the part is a block (BLOCK, darg or
+  // ceil(gsize / psize) wide), blocks of darg every psize * darg (CYCLIC,
+  // darg 1 by default) or the whole dimension (NONE). Elements come in
+  // increasing index order in every dimension, outermost slowest, at their
+  // places in the global array.
+  int Darray(const Node& n, MPI_Aint base) {
+    const int* I = n.ints.data();
+    const int size = I[0], rank = I[1], ndims = I[2];
+    const int* gsizes = I + 3;
+    const int* distribs = gsizes + ndims;
+    const int* dargs = distribs + ndims;
+    const int* psizes = dargs + ndims;
+    const bool c_order = I[3 + 4 * ndims] == MPI_ORDER_C;
+    if (ndims <= 0 || rank < 0 || rank >= size) return kNotFlattened;
+    // This process's coordinates in the row-major grid.
+    std::vector<int> coord(ndims);
+    for (int d = ndims - 1, r = rank; d >= 0; --d) {
+      coord[d] = r % psizes[d];
+      r /= psizes[d];
+    }
+    // Per dimension, the runs [first, first + len) of indices held here.
+    std::vector<std::vector<std::pair<MPI_Aint, MPI_Aint>>> runs(ndims);
+    for (int d = 0; d < ndims; ++d) {
+      const MPI_Aint g = gsizes[d], p = psizes[d], c = coord[d];
+      switch (distribs[d]) {
+        case MPI_DISTRIBUTE_NONE:
+          runs[d].push_back({0, g});
+          break;
+        case MPI_DISTRIBUTE_BLOCK: {
+          const MPI_Aint b = dargs[d] == MPI_DISTRIBUTE_DFLT_DARG
+                                 ? (g + p - 1) / p
+                                 : dargs[d];
+          const MPI_Aint first = c * b, last = std::min(g, first + b);
+          if (first < last) runs[d].push_back({first, last - first});
+          break;
+        }
+        case MPI_DISTRIBUTE_CYCLIC: {
+          const MPI_Aint b =
+              dargs[d] == MPI_DISTRIBUTE_DFLT_DARG ? 1 : dargs[d];
+          for (MPI_Aint first = c * b; first < g; first += p * b) {
+            runs[d].push_back({first, std::min(b, g - first)});
+          }
+          break;
+        }
+        default:
+          return kNotFlattened;
+      }
+      if (runs[d].empty()) return MPI_SUCCESS;  // holds nothing
+    }
+    // Element strides of the global array (its own order).
+    std::vector<MPI_Aint> stride(ndims);
+    MPI_Aint s = n.child_extents[0];
+    for (int k = 0; k < ndims; ++k) {
+      const int d = c_order ? ndims - 1 - k : k;
+      stride[d] = s;
+      s *= gsizes[d];
+    }
+    // Odometer over every dimension's runs and the indices inside them,
+    // slowest dimension first; the fastest dimension emits whole runs.
+    const int inner = c_order ? ndims - 1 : 0;
+    std::vector<size_t> run(ndims, 0);
+    std::vector<MPI_Aint> step(ndims, 0);  // index within the current run
+    while (true) {
+      MPI_Aint offset = base;
+      for (int d = 0; d < ndims; ++d) {
+        if (d != inner) offset += (runs[d][run[d]].first + step[d]) * stride[d];
+      }
+      for (const auto& [first, len] : runs[inner]) {
+        if (int rc = Repeat(n, 0, offset + first * stride[inner], len)) {
+          return rc;
+        }
+      }
+      int k = 0;
+      for (; k < ndims; ++k) {  // fastest outer dimension first
+        const int d = c_order ? ndims - 1 - k : k;
+        if (d == inner) continue;
+        if (++step[d] < runs[d][run[d]].second) break;
+        step[d] = 0;
+        if (++run[d] < runs[d].size()) break;
+        run[d] = 0;
       }
       if (k == ndims) return MPI_SUCCESS;
     }

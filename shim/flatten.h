@@ -23,7 +23,8 @@ struct FlatType {
 };
 
 // Returned by Flatten for a valid type built with a constructor it does not
-// handle (darray): the caller hands the operation to MPI.
+// handle (none of MPI-3's; kept for types a later MPI may add): the caller
+// hands the operation to MPI.
 inline constexpr int kNotFlattened = -1;
 
 // Flattens `count` elements of `type`. MPI_ERR_TYPE when the type mixes
