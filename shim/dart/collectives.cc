@@ -13,9 +13,11 @@ namespace {
 bool AsMpi(size_t nelem, dart_datatype_t dtype, MPI_Count* count,
            MPI_Datatype* type) {
   TypeInfo t;
-  if (!g_dart.types.Describe(dtype, &t) || nelem % t.elements != 0) {
-    return false;
+  {
+    LockGuard guard;  // other threads may create or destroy types
+    if (!g_dart.types.Describe(dtype, &t)) return false;
   }
+  if (nelem % t.elements != 0) return false;
   *count = static_cast<MPI_Count>(nelem / t.elements);
   *type = t.mpi;
   return true;

@@ -13,6 +13,7 @@ namespace {
 // Bytes of `nelem` elements of `dtype` (base elements for derived types).
 bool ElementBytes(size_t nelem, dart_datatype_t dtype, uint64_t* bytes) {
   TypeInfo t;
+  LockGuard guard;
   if (!g_dart.types.Describe(dtype, &t)) return false;
   return !__builtin_mul_overflow(static_cast<uint64_t>(nelem),
                                  static_cast<uint64_t>(t.base_size), bytes) &&
