@@ -793,10 +793,11 @@ void Report(const std::vector<std::string>& mine, int me, int size,
 // create window whose ranks share one node, every node-local operation
 // (self included); on a window spanning nodes, node-local put/get
 // (request-based too, and the put/get halves of counters) outside PSCW
-// epochs (accumulates and PSCW go to MPI there). On MPI_Win_create windows
-// (cross-memory attach) only for elements other than MINLOC/MAXLOC pairs
-// (layouts with padding inside elements may go to MPI). MPI_PROC_NULL
-// targets are not operations.
+// epochs, and node-local accumulates while the origin holds an exclusive
+// lock on the target (the rest of the accumulate family and PSCW go to MPI
+// there). On MPI_Win_create windows (cross-memory attach) only for elements
+// other than MINLOC/MAXLOC pairs (layouts with padding inside elements may
+// go to MPI). MPI_PROC_NULL targets are not operations.
 struct Expectation {
   long windows[4] = {};  // by Flavor
   long direct = 0;
@@ -818,17 +819,27 @@ void ExpectDirect(const Program& prog, const Filter& filter, Expectation* e) {
         one_node = one_node && prog.layout.node_of[r] == prog.layout.node_of[group[0]];
       }
       for (size_t r = 0; r < p.plans[g].size(); ++r) {
-        for (const Op& op : p.plans[g][r].ops) {
+        const RankPlan& plan = p.plans[g][r];
+        std::set<int> exclusive;  // targets this rank holds locked exclusively
+        for (const Action& a : plan.actions) {
+          if (a.act == Act::kLock && a.lock_type == MPI_LOCK_EXCLUSIVE) {
+            exclusive.insert(a.target);
+          } else if (a.act == Act::kUnlock) {
+            exclusive.erase(a.target);
+          }
+          if (a.act != Act::kOp) continue;
+          const Op& op = plan.ops[a.op];
           if (!filter.Keeps(op) || op.target == MPI_PROC_NULL) continue;
           if (prog.layout.node_of[group[r]] != prog.layout.node_of[group[op.target]]) {
             continue;  // remote: MPI's
           }
+          if (create && (Elem(op.elem).group & kPair) != 0) continue;
           const bool put_get = op.kind == OpKind::kPut || op.kind == OpKind::kGet ||
                                op.kind == OpKind::kRput || op.kind == OpKind::kRget;
-          if (create && (Elem(op.elem).group & kPair) != 0) continue;
+          const bool all = one_node || exclusive.count(op.target) != 0;
           if (op.kind == OpKind::kRmw) {  // a read, then a write (RunRmw)
-            e->direct += one_node ? 2 : (op.rmw_read == 0) + (op.rmw_write == 0);
-          } else if (one_node || (put_get && p.kind != PhaseKind::kPscw)) {
+            e->direct += all ? 2 : (op.rmw_read == 0) + (op.rmw_write == 0);
+          } else if (all || (put_get && p.kind != PhaseKind::kPscw)) {
             e->direct += 1;
           }
         }
