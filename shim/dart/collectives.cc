@@ -2,6 +2,7 @@
 // global units: MPI's (large-count forms), after argument checks.
 #include <algorithm>
 #include <climits>
+#include <mutex>
 #include <vector>
 
 #include "shim/dart/state.h"
@@ -50,8 +51,8 @@ bool ValidRoot(const Call& c, dart_team_unit_t root) {
 
 // DART_OP_MINMAX reduces (min, max) pairs. MPI may hand a user op any
 // whole number of elements, so the elements are pairs: a contiguous type of
-// two basic values, one per basic type, created on first use (DART is
-// single-threaded) and kept until MPI_Finalize.
+// two basic values, one per basic type, created on first use and freed by
+// dart_exit.
 struct PairType {
   MPI_Datatype basic, pair;
 };
@@ -60,7 +61,13 @@ std::vector<PairType>& PairTypes() {
   return types;
 }
 
+std::mutex& PairMutex() {
+  static std::mutex mu;
+  return mu;
+}
+
 MPI_Datatype PairOf(MPI_Datatype basic) {
+  std::lock_guard<std::mutex> lock(PairMutex());
   for (const PairType& p : PairTypes()) {
     if (p.basic == basic) return p.pair;
   }
@@ -85,8 +92,11 @@ void MinMaxPairs(const void* in, void* inout, int pairs) {
 
 void MinMax(void* in, void* inout, int* len, MPI_Datatype* type) {
   MPI_Datatype t = MPI_DATATYPE_NULL;
-  for (const PairType& p : PairTypes()) {
-    if (p.pair == *type) t = p.basic;
+  {
+    std::lock_guard<std::mutex> lock(PairMutex());
+    for (const PairType& p : PairTypes()) {
+      if (p.pair == *type) t = p.basic;
+    }
   }
   if (t == MPI_BYTE) {
     MinMaxPairs<unsigned char>(in, inout, *len);
@@ -166,6 +176,13 @@ bool AsReduction(const Call& c, dart_datatype_t dtype, dart_operation_t op,
 bool ValidUnit(dart_global_unit_t u) { return u.id >= 0 && u.id < g_dart.size; }
 
 }  // namespace
+
+void FreePairTypes() {
+  std::lock_guard<std::mutex> lock(PairMutex());
+  for (PairType& p : PairTypes()) PMPI_Type_free(&p.pair);
+  PairTypes().clear();
+}
+
 }  // namespace rmashim::dart
 
 using namespace rmashim;

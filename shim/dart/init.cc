@@ -133,6 +133,7 @@ dart_ret_t dart_exit(void) {
   }
   s.heap.Finalize();
   s.types.Clear();
+  FreePairTypes();
   for (dart_group_t g : s.groups) delete g;
   s.groups.clear();
   s.locality.clear();

@@ -295,6 +295,9 @@ void ReleaseTeamResources(Team& team);
 // Frees a lock's slot for reuse (locks.cc); not collective by itself.
 void DestroyLock(dart_lock_t lock);
 
+// Frees the pair types of DART_OP_MINMAX reductions (collectives.cc).
+void FreePairTypes();
+
 // Locality (locality.cc): every unit's hardware, gathered by dart_init
 // (collective); a team's tree and unit records, built on demand.
 void GatherLocality(State& s);
