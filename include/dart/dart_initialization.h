@@ -16,7 +16,9 @@ extern "C" {
 dart_ret_t dart_init(int *argc, char ***argv);
 
 /* dart_init, reporting the thread support DART provides in *thread_safety
- * (this implementation: DART_THREAD_SINGLE). */
+ * (DART_THREAD_MULTIPLE when MPI provides MPI_THREAD_MULTIPLE; then any
+ * thread may call DART, collectives on one team from one thread at a
+ * time). */
 dart_ret_t dart_init_thread(int *argc, char ***argv,
                             dart_thread_support_level_t *thread_safety);
 
