@@ -7,7 +7,8 @@
 //   shim:   a window the shim manages (only when librmashim.so is preloaded);
 //   floor:  the same update done by the CPU straight on the target's mapped
 //           memory, a plain loop the compiler vectorizes (this file is built
-//           with -O3), then a memory fence (what a flush must at least cost).
+//           with -O3; get_accumulate: memcpy of the old values first), then a
+//           memory fence (what a flush must at least cost).
 // Rank 0 is the origin, rank 1 the target, which waits in MPI_Barrier (MPI
 // progress) while the origin measures; other ranks idle. The origin holds
 // lock_all on both windows and completes with MPI_Win_flush:
@@ -91,14 +92,15 @@ __attribute__((noinline)) void FloorAccumulate(T* __restrict target,
                                                const T* __restrict origin, size_t n) {
   for (size_t i = 0; i < n; ++i) target[i] = Op::Apply(target[i], origin[i]);
 }
+// Fetching: the old values in one copy, then the loop. At memory speed that
+// beats one loop storing result and target (1 MiB float: ~100 us against
+// ~120 us on the 2-core VM); Open MPI's osc/sm fetches the same way.
 template <typename T, typename Op>
 __attribute__((noinline)) void FloorGetAccumulate(T* __restrict target,
                                                   const T* __restrict origin,
                                                   T* __restrict result, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    result[i] = target[i];
-    target[i] = Op::Apply(target[i], origin[i]);
-  }
+  std::memcpy(result, target, n * sizeof(T));
+  FloorAccumulate<T, Op>(target, origin, n);
 }
 
 // Values that exercise the op: integers wrap under SUM (int8 within two
