@@ -7,6 +7,7 @@ packages=(
   bazel-bootstrap g++ mpich libmpich-dev hwloc libhwloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-matplotlib
   valgrind
+  openmpi-bin libopenmpi-dev  # scripts/bench_accumulate.sh's osc/sm column
 )
 
 missing=()
@@ -14,10 +15,20 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
     missing+=("$p")
 done
-[[ ${#missing[@]} -eq 0 ]] && exit 0
-
+# libopenmpi-dev would take over the generic MPI headers and libmpi.so
+# (update-alternatives prefers Open MPI); MPICH stays the project's MPI.
+keep_mpich() {
+  if update-alternatives --query mpi-x86_64-linux-gnu 2>/dev/null |
+      grep -q '^Value: .*openmpi'; then
+    "${as_root[@]}" update-alternatives --set mpi-x86_64-linux-gnu \
+      /usr/include/x86_64-linux-gnu/mpich >/dev/null
+  fi
+}
 as_root=()
 [[ $(id -u) -eq 0 ]] || as_root=(sudo)
+[[ ${#missing[@]} -eq 0 ]] && { keep_mpich; exit 0; }
+
 echo "install_deps: installing ${missing[*]}" >&2
 "${as_root[@]}" apt-get update -qq
 DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+keep_mpich
