@@ -10,18 +10,21 @@
 ! table on image 1: each slot is claimed exactly once. atomic_define and
 ! atomic_ref set and read a flag on another image.
 ! Prints "RESULT ok" (image 1) or the mismatches and "RESULT wrong".
+!   caf_atomics [ROUNDS]   (default 200)
 program caf_atomics
   use, intrinsic :: iso_fortran_env, only: atomic_int_kind
   implicit none
-  integer, parameter :: rounds = 200, slots = 64
+  integer, parameter :: slots = 64, max_rounds = 10000
+  integer :: rounds
   integer(atomic_int_kind) :: added[*], fetched[*], ticket[*], flag[*]
   integer(atomic_int_kind) :: table(slots)[*]
-  integer :: tickets(rounds)[*]
+  integer :: tickets(max_rounds)[*]
   integer :: claims[*]
   integer :: me, np, last, k, i, img, errors, total, old_value
   integer(atomic_int_kind) :: old, seen, want
   logical, allocatable :: taken(:)
 
+  rounds = min(argument(200), max_rounds)
   me = this_image()
   np = num_images()
   last = np
@@ -117,6 +120,16 @@ program caf_atomics
   if (errors /= 0) error stop 1
 
 contains
+
+  integer function argument(default)
+    integer, intent(in) :: default
+    character(len=32) :: text
+    argument = default
+    if (command_argument_count() >= 1) then
+      call get_command_argument(1, text)
+      read (text, *) argument
+    end if
+  end function argument
 
   subroutine wrong(what, got, want)
     character(len=*), intent(in) :: what

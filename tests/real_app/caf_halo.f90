@@ -1,50 +1,61 @@
 ! Coarray Fortran halo exchange (OpenCoarrays): a 2-D Jacobi heat stencil on
-! a (NX*images) x NY grid split over images along the first dimension, so
-! every halo is a strided row of the neighbour's array (put with a stride of
-! NX+2 elements). Each step puts the two edge rows into the neighbours'
-! ghost rows, synchronizes with the neighbours only, and updates. The same
-! program also solves the whole grid serially on every image; the
-! distributed result must equal the serial one bit for bit (the same
-! operations in the same order).
+! a (NX*images) x NY grid, periodic in the first dimension and split over
+! images along it, so every halo is a strided row of a neighbour's array
+! (a put with a stride of NX+2 elements) and the last image's right
+! neighbour is image 1. Each step puts the two edge rows into the
+! neighbours' ghost rows, synchronizes with the neighbours only, and
+! updates. The same program also solves the whole grid serially on every
+! image; the distributed result must equal the serial one bit for bit (the
+! same operations in the same order).
 ! Prints "RESULT ok" (image 1) or the mismatches and "RESULT wrong".
+!   caf_halo [STEPS]   (default 60)
 program caf_halo
   implicit none
-  integer, parameter :: nx = 12, ny = 24, steps = 60
+  integer, parameter :: nx = 12, ny = 24
   double precision, allocatable :: u(:,:)[:], new(:,:), g(:,:), gnew(:,:)
-  integer :: me, np, i, j, s, gi, errors
+  integer :: me, np, left, right, rows, steps, i, j, s, errors
   double precision :: diff, maxdiff
 
+  steps = argument(60)
   me = this_image()
   np = num_images()
+  left = merge(np, me - 1, me == 1)
+  right = merge(1, me + 1, me == np)
+  rows = nx * np
   errors = 0
   allocate (u(0:nx + 1, 0:ny + 1)[*], new(nx, ny))
-  allocate (g(0:nx * np + 1, 0:ny + 1), gnew(nx * np, ny))
+  allocate (g(0:rows + 1, 0:ny + 1), gnew(rows, ny))
 
-  ! Serial reference on the whole grid: left edge held at 1, the other edges
-  ! at 0, a bumpy start inside.
-  call initial(g, nx * np)
+  ! Serial reference on the whole grid: edge j = 0 held at 1, j = NY+1 at
+  ! 0, periodic in i, a bumpy start inside.
+  do j = 0, ny + 1
+    do i = 1, rows
+      g(i, j) = start_value(i, j)
+    end do
+  end do
   do s = 1, steps
+    g(0, :) = g(rows, :)
+    g(rows + 1, :) = g(1, :)
     do j = 1, ny
-      do i = 1, nx * np
+      do i = 1, rows
         gnew(i, j) = 0.25d0 * (g(i - 1, j) + g(i + 1, j) + g(i, j - 1) + g(i, j + 1))
       end do
     end do
-    g(1:nx * np, 1:ny) = gnew
+    g(1:rows, 1:ny) = gnew
   end do
 
-  ! Distributed: rows (me-1)*nx+1 .. me*nx of the global grid, ghost rows 0
-  ! and nx+1 filled by the neighbours (or the fixed edge on the ends).
+  ! Distributed: rows (me-1)*nx+1 .. me*nx, ghost rows 0 and nx+1 filled
+  ! by the neighbours.
   u = 0
   do j = 0, ny + 1
-    do i = 0, nx + 1
-      gi = (me - 1) * nx + i
-      u(i, j) = start_value(gi, j, nx * np)
+    do i = 1, nx
+      u(i, j) = start_value((me - 1) * nx + i, j)
     end do
   end do
   sync all
   do s = 1, steps
-    if (me > 1) u(nx + 1, 1:ny)[me - 1] = u(1, 1:ny)
-    if (me < np) u(0, 1:ny)[me + 1] = u(nx, 1:ny)
+    u(nx + 1, 1:ny)[left] = u(1, 1:ny)
+    u(0, 1:ny)[right] = u(nx, 1:ny)
     call sync_neighbours()
     do j = 1, ny
       do i = 1, nx
@@ -72,8 +83,8 @@ program caf_halo
   call co_sum(errors)
   call co_max(maxdiff)
   if (me == 1) then
-    print '(a,i0,a,i0,a,i0,a,i0,a)', 'halo: ', np, ' images, ', nx * np, ' x ', ny, &
-      ' grid, ', steps, ' steps'
+    print '(a,i0,a,i0,a,i0,a,i0,a)', 'halo: ', np, ' images, ', rows, ' x ', ny, &
+      ' periodic grid, ', steps, ' steps'
     print '(a,es10.3)', 'largest difference from the serial solve: ', maxdiff
     if (errors == 0) then
       print '(a)', 'RESULT ok'
@@ -85,36 +96,36 @@ program caf_halo
 
 contains
 
-  double precision function start_value(gi, j, rows)
-    integer, intent(in) :: gi, j, rows
-    if (gi == 0) then
+  integer function argument(default)
+    integer, intent(in) :: default
+    character(len=32) :: text
+    argument = default
+    if (command_argument_count() >= 1) then
+      call get_command_argument(1, text)
+      read (text, *) argument
+    end if
+  end function argument
+
+  double precision function start_value(gi, j)
+    integer, intent(in) :: gi, j
+    if (j == 0) then
       start_value = 1
-    else if (gi > rows .or. j == 0 .or. j == ny + 1) then
+    else if (j == ny + 1) then
       start_value = 0
     else
       start_value = mod(gi * 7 + j * 3, 11) / 10.0d0
     end if
   end function start_value
 
-  subroutine initial(grid, rows)
-    integer, intent(in) :: rows
-    double precision, intent(out) :: grid(0:rows + 1, 0:ny + 1)
-    integer :: a, b
-    do b = 0, ny + 1
-      do a = 0, rows + 1
-        grid(a, b) = start_value(a, b, rows)
-      end do
-    end do
-  end subroutine initial
-
+  ! Synchronizes with the two neighbours only (one when there are two
+  ! images: a list must not name an image twice).
   subroutine sync_neighbours()
-    if (np == 1) return
-    if (me == 1) then
-      sync images (2)
-    else if (me == np) then
-      sync images (np - 1)
+    if (np == 1) then
+      sync all
+    else if (left == right) then
+      sync images (right)
     else
-      sync images ([me - 1, me + 1])
+      sync images ([left, right])
     end if
   end subroutine sync_neighbours
 end program caf_halo

@@ -4,14 +4,17 @@
 ! neighbour wrote; then it reads its right neighbour's data back with a
 ! get. Known answer: after round r image i holds 1000*r + left(i).
 ! Prints "RESULT ok" (image 1) or the first mismatches and "RESULT wrong".
+!   caf_ring [ROUNDS]   (default 50)
 program caf_ring
   implicit none
-  integer, parameter :: rounds = 50, n = 64
+  integer, parameter :: n = 64
+  integer :: rounds
   integer :: token[*]
   double precision :: payload(n)[*]
   integer :: me, np, left, right, r, k, errors, got
   double precision :: back(n)
 
+  rounds = argument(50)
   me = this_image()
   np = num_images()
   right = merge(1, me + 1, me == np)
@@ -56,6 +59,16 @@ program caf_ring
   if (errors /= 0) error stop 1
 
 contains
+
+  integer function argument(default)
+    integer, intent(in) :: default
+    character(len=32) :: text
+    argument = default
+    if (command_argument_count() >= 1) then
+      call get_command_argument(1, text)
+      read (text, *) argument
+    end if
+  end function argument
 
   ! Synchronizes with the two neighbours only (one when there are two
   ! images: a list must not name an image twice).

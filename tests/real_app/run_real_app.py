@@ -9,6 +9,7 @@ shim, same ranks, layout and environment (README "Real applications").
       [--value NAME REGEX REFERENCE TOLERANCE]... [--line REGEX]...
       [--answered REGEX] [--profile-arg ARG]...  -- PROGRAM [ARGS...]
 
+REAL_APP_NATIVE_TIMEOUT in the environment overrides --native-timeout.
 Each run gets a fresh directory (the --input files copied in; NWChem and
 BAGEL write files next to their input) and MPIEXEC_TIMEOUT, so a hang ends.
 1. Native MPICH (nothing preloaded). Its answer is reported, never judged:
@@ -54,6 +55,9 @@ def parse_args(argv):
     p.add_argument("--profile-arg", action="append", default=[])
     p.add_argument("program", nargs=argparse.REMAINDER)
     args = p.parse_args(argv)
+    # scripts/real_apps.sh gives native runs longer (bazel --test_env).
+    if os.environ.get("REAL_APP_NATIVE_TIMEOUT"):
+        args.native_timeout = int(os.environ["REAL_APP_NATIVE_TIMEOUT"])
     if args.program and args.program[0] == "--":
         args.program = args.program[1:]
     if not args.program:
@@ -126,6 +130,8 @@ def main(argv):
     print("native MPICH: %s, %.1f s" % (native, native_s))
     for line in report:
         print("  " + line)
+    if native != "right":
+        print("  native stdout (end):\n" + tail(os.path.join(where, "stdout"), 12))
 
     # 2. Under the shim: must be right, and served by the shim.
     profile = os.path.join(base, "shim.json")
