@@ -8,6 +8,10 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-matplotlib
   valgrind
   openmpi-bin libopenmpi-dev  # scripts/bench_accumulate.sh's osc/sm column
+  # The real-application tier (tests/real_app, README "Real applications"):
+  # NWChem and BAGEL built for MPICH, ARMCI-MPI, OpenCoarrays for MPICH.
+  nwchem-mpich bagel libarmci-mpi-dev libcaf-mpich-3 libcoarrays-mpich-dev
+  gfortran
 )
 
 missing=()
