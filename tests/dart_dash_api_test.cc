@@ -200,4 +200,36 @@ TEST(DartRegister, DeregisterIsLocal) {
   EXPECT_EQ(MyId(), memory[0]);
 }
 
+// Every unit signals its right neighbour with a put it only completes
+// locally, then polls its own memory for its left neighbour's signal
+// (DASH's halo exchange). On nodes apart, a put may need MPI progress at its
+// origin after local completion: DART must let MPI progress while a unit
+// polls memory it reaches directly, else all units spin forever.
+TEST(DartProgress, PollingOwnMemorySeesRemotePuts) {
+  dart_gptr_t g;
+  ASSERT_EQ(DART_OK,
+            dart_team_memalloc_aligned(DART_TEAM_ALL, 1, DART_TYPE_INT, &g));
+  int* mine = nullptr;
+  dart_gptr_t own = At(g, MyId());
+  ASSERT_EQ(DART_OK, dart_gptr_getaddr(own, reinterpret_cast<void**>(&mine)));
+  for (int round = 1; round <= 20; ++round) {
+    *mine = 0;
+    dart_barrier(DART_TEAM_ALL);
+    const int right = (MyId() + 1) % Size();
+    dart_handle_t h;
+    ASSERT_EQ(DART_OK, dart_put_handle(At(g, right), &round, 1, DART_TYPE_INT,
+                                       DART_TYPE_INT, &h));
+    ASSERT_EQ(DART_OK, dart_wait_local(&h));
+    const double deadline = MPI_Wtime() + 20;
+    int v = 0;
+    while (v != round && MPI_Wtime() < deadline) {
+      ASSERT_EQ(DART_OK,
+                dart_get_blocking(&v, own, 1, DART_TYPE_INT, DART_TYPE_INT));
+    }
+    ASSERT_EQ(round, v) << "the left neighbour's put never arrived";
+    dart_barrier(DART_TEAM_ALL);
+  }
+  ASSERT_EQ(DART_OK, dart_team_memfree(g));
+}
+
 }  // namespace

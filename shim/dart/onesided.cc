@@ -130,6 +130,7 @@ dart_ret_t TransferTyped(Dir dir, const dart_gptr_t& g, void* local,
                         w.addr, static_cast<int>(r.count), r.type.mpi, r.layout)
             : CopyTyped(w.addr, static_cast<int>(r.count), r.type.mpi, r.layout,
                         local, static_cast<int>(l.count), l.type.mpi, l.layout);
+    if (mode == Mode::kBlocking && dir == Dir::kGet) PokeProgress();
     if (mode == Mode::kBlocking) MemoryFence();
     return FromMpi(rc);
   }
@@ -165,6 +166,7 @@ inline dart_ret_t Transfer(Dir dir, const dart_gptr_t& g, void* local,
         std::memcpy(w.addr, local, bytes);
       } else {
         std::memcpy(local, w.addr, bytes);
+        if (mode == Mode::kBlocking) PokeProgress();
       }
       if (mode == Mode::kBlocking) MemoryFence();
       return DART_OK;
@@ -213,13 +215,19 @@ dart_ret_t Flush(const dart_gptr_t& g, bool all, bool local_only) {
   if (all) {
     bool any = false;
     for (uint8_t p : *pending) any |= p != 0;
-    if (!any) return DART_OK;
+    if (!any) {
+      PokeProgress();  // a poll through directly reached memory
+      return DART_OK;
+    }
     rc = local_only ? PMPI_Win_flush_local_all(win) : PMPI_Win_flush_all(win);
     if (!local_only) std::fill(pending->begin(), pending->end(), 0);
     g_dart.handles.Reap(win, /*all_complete=*/rc == MPI_SUCCESS);
   } else {
     uint8_t& p = (*pending)[g.unitid];
-    if (!p) return DART_OK;
+    if (!p) {
+      PokeProgress();
+      return DART_OK;
+    }
     rc = local_only ? PMPI_Win_flush_local(g.unitid, win)
                     : PMPI_Win_flush(g.unitid, win);
     if (!local_only) p = 0;

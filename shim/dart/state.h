@@ -282,6 +282,18 @@ inline dart_ret_t Resolve(const dart_gptr_t& g, MPI_Aint lo, MPI_Aint hi,
   return DART_OK;
 }
 
+// Lets MPI progress: on a team spanning nodes, other units' MPI operations
+// may need this unit's MPI to land (MPICH's netmods emulate RMA with active
+// messages). A unit that polls memory it reaches directly (its own or a
+// node-local peer's) would otherwise never enter MPI while it waits for
+// them. Free on one node.
+inline void PokeProgress() {
+  if (!g_dart.spans_nodes) return;
+  int flag = 0;
+  PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, g_dart.world, &flag,
+              MPI_STATUS_IGNORE);
+}
+
 // MPI return code -> DART.
 inline dart_ret_t FromMpi(int rc) {
   return rc == MPI_SUCCESS ? DART_OK : DART_ERR_OTHER;
