@@ -20,8 +20,8 @@
 # the simulated two-node split (MPIR_CVAR_ODD_EVEN_CLIQUES=1).
 #
 # Environment: WORK, VARIANTS ("libdart dartmpi"), UNITS ("2 3 4"),
-# LAYOUTS ("node oddeven"), IDLE (180), JOBS (2), BUILD (1; 0 reuses the
-# builds in $WORK).
+# LAYOUTS ("node oddeven"; UNITS= builds only), IDLE (180), JOBS (2),
+# BUILD (1; 0 reuses the builds in $WORK).
 set -euo pipefail
 
 if [ $# -ne 1 ] || [ ! -f "$1/dash/test/main.cc" ]; then
@@ -31,9 +31,9 @@ fi
 DASH_SRC=$(cd "$1" && pwd)
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 WORK=${WORK:-/tmp/dash_suite}
-VARIANTS=${VARIANTS:-libdart dartmpi}
-UNITS=${UNITS:-2 3 4}
-LAYOUTS=${LAYOUTS:-node oddeven}
+VARIANTS=${VARIANTS-libdart dartmpi}
+UNITS=${UNITS-2 3 4}
+LAYOUTS=${LAYOUTS-node oddeven}
 IDLE=${IDLE:-180}
 JOBS=${JOBS:-2}
 BUILD=${BUILD:-1}
