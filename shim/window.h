@@ -125,7 +125,9 @@ struct TargetLockState {
 struct PscwState {
   std::vector<int> access_group;  // window ranks of the current start
   bool access_nocheck = false;
-  bool exposed = false;           // between post and wait/test
+  // Between post and wait/test. Atomic: fence, free and the PSCW calls of
+  // other threads read it without the state mutex.
+  std::atomic<bool> exposed{false};
   uint64_t expected_completes = 0;  // completes owed to this rank so far
 };
 

@@ -39,7 +39,10 @@ int MPI_Win_fence(int assert, MPI_Win win) {
   SyncTimer timer(ProfileOf(win, w), SyncKind::kFence);
   if (w == nullptr) return PMPI_Win_fence(assert, win);
   if (!ValidAssert(assert, kFenceAsserts)) return RaiseOnWindow(win, MPI_ERR_ARG);
-  if (!w->may_start_epoch()) return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
+  // Nor during an exposure epoch (post without wait), as in MPICH.
+  if (!w->may_start_epoch() || w->pscw.exposed) {
+    return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
+  }
   return w->locks_in_shm() ? RaiseOnWindow(win, ShmFence(*w, assert))
                            : MpiFence(*w, assert);
 }
@@ -71,8 +74,11 @@ int MPI_Win_complete(MPI_Win win) {
 int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kPost);
-  if (w == nullptr || !w->locks_in_shm()) {
-    return PMPI_Win_post(group, assert, win);
+  if (w == nullptr) return PMPI_Win_post(group, assert, win);
+  if (!w->locks_in_shm()) {  // MPI's PSCW; the shim still tracks exposure
+    const int rc = PMPI_Win_post(group, assert, win);
+    if (rc == MPI_SUCCESS) w->pscw.exposed = true;
+    return rc;
   }
   if (!ValidAssert(assert, kPostAsserts)) return RaiseOnWindow(win, MPI_ERR_ARG);
   return RaiseOnWindow(win, ShmPost(*w, group, assert));
@@ -81,14 +87,24 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
 int MPI_Win_wait(MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kWait);
-  if (w == nullptr || !w->locks_in_shm()) return PMPI_Win_wait(win);
+  if (w == nullptr) return PMPI_Win_wait(win);
+  if (!w->locks_in_shm()) {
+    const int rc = PMPI_Win_wait(win);
+    if (rc == MPI_SUCCESS) w->pscw.exposed = false;
+    return rc;
+  }
   return RaiseOnWindow(win, ShmWait(*w));
 }
 
 int MPI_Win_test(MPI_Win win, int* flag) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kTest);
-  if (w == nullptr || !w->locks_in_shm()) return PMPI_Win_test(win, flag);
+  if (w == nullptr) return PMPI_Win_test(win, flag);
+  if (!w->locks_in_shm()) {
+    const int rc = PMPI_Win_test(win, flag);
+    if (rc == MPI_SUCCESS && *flag) w->pscw.exposed = false;
+    return rc;
+  }
   return RaiseOnWindow(win, ShmTest(*w, flag));
 }
 

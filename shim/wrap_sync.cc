@@ -241,6 +241,11 @@ int MPI_Win_sync(MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kSync);
   if (w == nullptr) return PMPI_Win_sync(win);
+  // Only inside a passive-target epoch, as MPICH checks (MPI's own lock_all
+  // epoch on a single-node window's MPI window is not the application's).
+  if (w->epoch != AccessEpoch::kLock && w->epoch != AccessEpoch::kLockAll) {
+    return Fail(*w, MPI_ERR_RMA_SYNC);
+  }
   PublishDirectCopies();  // the window is unified: a fence is all it takes
   return w->locks_in_shm() ? MPI_SUCCESS : PMPI_Win_sync(win);
 }

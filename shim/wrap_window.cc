@@ -158,11 +158,17 @@ int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info,
 
 int MPI_Win_free(MPI_Win* win) {
   ManagedWindow* w = win ? FindManaged(*win) : nullptr;
-  if (win != nullptr) g_profiler.Close(*win);
-  if (w == nullptr) return PMPI_Win_free(win);
-  if (w->epoch != AccessEpoch::kNone && w->epoch != AccessEpoch::kFence) {
+  if (w == nullptr) {
+    if (win != nullptr) g_profiler.Close(*win);
+    return PMPI_Win_free(win);
+  }
+  // Not inside an access or exposure epoch (MPICH: MPI_ERR_RMA_SYNC); the
+  // window and its profile record stay as they are.
+  if ((w->epoch != AccessEpoch::kNone && w->epoch != AccessEpoch::kFence) ||
+      w->pscw.exposed) {
     return RaiseOnWindow(*win, MPI_ERR_RMA_SYNC);
   }
+  g_profiler.Close(*win);
   runtime().windows().Erase(*win);
   delete w;  // collective: frees the application's and the shim's windows
   *win = MPI_WIN_NULL;

@@ -450,6 +450,35 @@ TEST_P(CallShapesTest, ZeroCountsAndZeroSizeTypesAreNoOps) {
   }
 }
 
+// ---- Epoch rules.
+
+// MPI_Win_free inside an exposure epoch is refused (MPI_ERR_RMA_SYNC) and
+// leaves the window working: the epoch then completes and the window frees.
+TEST_P(CallShapesTest, FreeDuringExposureEpochIsRefused) {
+  ScopedComm comm(FlavorComm(GetParam()));
+  const int me = Rank(comm.get());
+  TestWindow w(GetParam(), 16 * sizeof(int), comm.get());
+  ASSERT_EQ(w.rc(), MPI_SUCCESS);
+  ExpectServedByShim(w);
+  MPI_Win win = w.win();
+  MPI_Group group, self;
+  MPI_Win_get_group(win, &group);
+  MPI_Group_incl(group, 1, &me, &self);
+  ASSERT_EQ(MPI_Win_post(self, 0, win), MPI_SUCCESS);
+  EXPECT_EQ(rmashim_test::ErrorClass(MPI_Win_free(&win)), MPI_ERR_RMA_SYNC);
+  ASSERT_EQ(win, w.win());  // still the window
+  EXPECT_EQ(rmashim_test::ErrorClass(MPI_Win_fence(0, win)), MPI_ERR_RMA_SYNC);
+  ASSERT_EQ(MPI_Win_start(self, 0, win), MPI_SUCCESS);
+  const int v = 42 + me;
+  ASSERT_EQ(MPI_Put(&v, 1, MPI_INT, me, 3 * sizeof(int), 1, MPI_INT, win),
+            MPI_SUCCESS);  // displacement unit 1
+  ASSERT_EQ(MPI_Win_complete(win), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Win_wait(win), MPI_SUCCESS);
+  EXPECT_EQ(w.base<int>()[3], 42 + me);
+  MPI_Group_free(&self);
+  MPI_Group_free(&group);
+}
+
 INSTANTIATE_TEST_SUITE_P(Flavors, CallShapesTest,
                          testing::Values(Flavor::kAllocate, Flavor::kCreate,
                                          Flavor::kShared),

@@ -238,6 +238,29 @@ static void RunCases(ctx_t* c) {
   CASE(c, "after wait: wait again", MPI_Win_wait(win));
   CASE(c, "after complete: complete again", MPI_Win_complete(win));
 
+  /* Epoch rules MPICH enforces: MPI_Win_sync only inside a passive-target
+   * epoch; no fence while an exposure epoch (post without wait) is open.
+   * (MPI_Win_free in an exposure epoch is refused too, but native MPICH
+   * 4.0.2 then drops a reference to the window's error handler and a later
+   * MPI_Errhandler_free aborts: tests/shim_call_shapes_test.cc has it.) */
+  CASE(c, "sync outside any epoch", MPI_Win_sync(c->win));
+  MPI_Win_fence(0, c->win);
+  CASE(c, "sync in a fence epoch", MPI_Win_sync(c->win));
+  MPI_Win_fence(MPI_MODE_NOSUCCEED, c->win);
+  MPI_Win_lock_all(0, c->win);
+  CASE(c, "sync in a lock_all epoch", MPI_Win_sync(c->win));
+  MPI_Win_unlock_all(c->win);
+  MPI_Group win_group, self_group;
+  MPI_Win_get_group(c->win, &win_group);
+  MPI_Group_incl(win_group, 1, &c->rank, &self_group);
+  CASE(c, "post to self", MPI_Win_post(self_group, 0, c->win));
+  CASE(c, "fence in an exposure epoch", MPI_Win_fence(0, c->win));
+  CASE(c, "start on self", MPI_Win_start(self_group, 0, c->win));
+  CASE(c, "complete", MPI_Win_complete(c->win));
+  CASE(c, "wait", MPI_Win_wait(c->win));
+  MPI_Group_free(&self_group);
+  MPI_Group_free(&win_group);
+
   MPI_Type_free(&uncommitted);
   MPI_Group_free(&world_group);
   MPI_Group_free(&right_group);
