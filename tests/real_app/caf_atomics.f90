@@ -117,6 +117,8 @@ program caf_atomics
       print '(a,i0,a)', 'RESULT wrong (', errors, ' errors)'
     end if
   end if
+  ! Image 1 has printed before any image stops (error stop ends them all).
+  sync all
   if (errors /= 0) error stop 1
 
 contains
