@@ -169,7 +169,6 @@ void BuildTeamLocality(Team& team) {
   root->team = team.id;
   SetTag(root, nullptr, 0);
   std::map<dart_unit_t, std::string> unit_tag;
-  std::map<dart_unit_t, int> unit_core_index;
   int numa_global = 0, core_global = 0, node_rel = 0;
   for (auto& [node, numas] : place) {
     dart_domain_locality_t* n = Child(root, DART_LOCALITY_SCOPE_NODE, node_rel);
@@ -202,7 +201,6 @@ void BuildTeamLocality(Team& team) {
         for (size_t i = 0; i < units.size(); ++i) {
           c->unit_ids[i].id = units[i];
           unit_tag[units[i]] = c->domain_tag;
-          unit_core_index[units[i]] = c->global_index;
         }
       }
     }
@@ -228,7 +226,7 @@ void BuildTeamLocality(Team& team) {
                   unit_tag[g].c_str());
     dart_hwinfo_t& h = l.hwinfo;
     h.num_scopes = 4;
-    h.scopes[0] = {DART_LOCALITY_SCOPE_CORE, unit_core_index[g]};
+    h.scopes[0] = {DART_LOCALITY_SCOPE_CORE, h.core_id};  // hwloc's index
     h.scopes[1] = {DART_LOCALITY_SCOPE_NUMA, std::max(0, h.numa_id)};
     h.scopes[2] = {DART_LOCALITY_SCOPE_MODULE, 0};
     h.scopes[3] = {DART_LOCALITY_SCOPE_NODE, s.node_index[g]};
