@@ -674,12 +674,14 @@ std::vector<OriginSide> RunTable(MPI_Win win, std::byte* base,
 std::vector<std::string> CheckTable(const std::vector<Entry>& entries,
                                     const std::byte* base,
                                     const std::vector<OriginSide>& sides,
-                                    const std::string& label, bool as_mpich) {
+                                    const std::string& label, bool as_mpich,
+                                    bool skip_departures = false) {
   const int rank = Rank(), size = Size();
   std::vector<std::string> problems;
   for (size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = entries[i];
     const TypeCase& t = *e.type;
+    if (skip_departures && MpichDeparts(t, e.op->op)) continue;
     const Expected x = Reference(e, static_cast<int>(i), size, as_mpich);
     const std::string name = label + " " + t.name + " " + e.op->name +
                              " (target " + std::to_string(e.target) + ")";
@@ -747,13 +749,18 @@ TEST_P(AccumulateTableTest, EveryOpOnEveryTypeMatchesReferenceAndNative) {
   const auto native_sides =
       RunTable(native.win(), native.base(), entries, GetParam());
 
-  // The shim computes accumulates itself only on single-node windows;
-  // elsewhere MPI does, with MPICH's departures.
+  // The shim computes accumulates itself on single-node windows; elsewhere
+  // MPI does, with MPICH's departures, except under an exclusive lock on a
+  // node-local or own target, which the shim serves. There a region's
+  // unsigned MIN/MAX mixes both (MPI's signed ordering for remote origins,
+  // MPI's definition for node-local ones), so those entries are left out
+  // of the managed side's checks; every other entry is checked.
   const bool passed_through = !AllOnOneNode(MPI_COMM_WORLD);
+  const bool mixed = passed_through && GetParam() == Epoch::kExclusiveLocks;
   const std::string epoch = EpochName(GetParam());
   for (const std::string& p : CheckTable(entries, managed.base(),
                                          managed_sides, "shim " + epoch,
-                                         passed_through)) {
+                                         passed_through, mixed)) {
     ADD_FAILURE() << p;
   }
   for (const std::string& p : CheckTable(entries, native.base(), native_sides,
@@ -765,7 +772,7 @@ TEST_P(AccumulateTableTest, EveryOpOnEveryTypeMatchesReferenceAndNative) {
   for (size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = entries[i];
     const TypeCase& t = *e.type;
-    if (!passed_through && MpichDeparts(t, e.op->op)) continue;
+    if ((!passed_through || mixed) && MpichDeparts(t, e.op->op)) continue;
     const std::string name = std::string(t.name) + " " + e.op->name;
     if (e.target == rank) {
       EXPECT_EQ(Diff(t, managed.base() + e.offset, native.base() + e.offset,
