@@ -34,6 +34,10 @@ int FindElementOp(MPI_Datatype type, MPI_Op op, const ElementOp** out);
 // Whether `type` is a predefined datatype (named, including pair types).
 bool IsPredefinedType(MPI_Datatype type);
 
+// The vectors the plain loops use: "avx2" where the CPU has it, else (or
+// with RMASHIM_SIMD=sse2 in the environment) "sse2".
+const char* ElementLoopsIsa();
+
 // Compare-and-swap of one element: if *target == *compare then
 // *target = *origin; the old target value goes to *result.
 using CompareSwapFn = void (*)(std::byte* target, const std::byte* origin,

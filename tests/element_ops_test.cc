@@ -5,13 +5,16 @@
 // result, with and without a result buffer; the plain (SIMD where it can)
 // and the atomic flavour; and overlapping origin/target/result, where the
 // outcome must be that of the element-by-element loop. No MPI calls: the
-// tables are built from MPICH's handle constants.
+// tables are built from MPICH's handle constants. Runs twice (tests/BUILD):
+// with the loops the CPU supports best (AVX2 here) and with
+// RMASHIM_SIMD=sse2 (the x86-64 baseline); ELEMENT_OPS_EXPECT_ISA says which.
 #include "shim/element_ops.h"
 
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <complex>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <limits>
@@ -291,6 +294,14 @@ void CheckType(MPI_Datatype type, const char* type_name) {
     }
   }
   EXPECT_GT(ops, 0) << type_name << " has no ops";
+}
+
+TEST(ElementOpsTest, LoopsUseTheExpectedIsa) {
+  const char* expect = std::getenv("ELEMENT_OPS_EXPECT_ISA");
+  if (expect == nullptr) GTEST_SKIP() << "ELEMENT_OPS_EXPECT_ISA not set";
+  std::string want = expect;
+  if (want == "best") want = __builtin_cpu_supports("avx2") ? "avx2" : "sse2";
+  EXPECT_EQ(ElementLoopsIsa(), want);
 }
 
 TEST(ElementOpsTest, SignedChar) { CheckType<int8_t>(MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR"); }
