@@ -16,7 +16,8 @@
 //   bandwidth: a window of operations (up to 64, at most 16 MiB) + flush.
 // Reported: the fastest of --batches (default 21) batches of about 1 ms per
 // column (short batches, so on a loaded machine some escape preemption); the
-// median too. The last column says whether the cell's results were right
+// median too. A column that has spent --budget-ms (250) on a row stops after
+// 3 batches (native MPICH on a loaded machine). The last column says whether the cell's results were right
 // ("WRONG:<columns>" otherwise; the exit status is then 1). Every (call, type, op, size) is verified on each column
 // before it is timed: target T0, two operations with origin O, then the
 // target must be op(op(T0, O), O) and the fetched values T0 and op(T0, O),
@@ -27,7 +28,7 @@
 // it under osc/sm (there the native column is osc/sm and the floor uses an
 // MPI_Win_allocate_shared window's memory).
 //
-//   rma_accumulate [--csv] [--quick] [--key] [--batches N]
+//   rma_accumulate [--csv] [--quick] [--key] [--batches N] [--budget-ms MS]
 //     --quick  verify every cell, time a few (smoke test)
 //     --key    time only the key rows (int8 and float, MPI_SUM, 8 B, 4 KiB,
 //              1 MiB), e.g. for a run with nothing preloaded
@@ -56,6 +57,7 @@ constexpr int kTarget = 1;
 constexpr size_t kMaxBytes = size_t{4} << 20;
 constexpr size_t kEpochBytes = size_t{16} << 20;  // bandwidth: bytes per epoch
 constexpr int kMaxPerEpoch = 64;
+constexpr int kMinBatches = 3;
 
 // ---- Ops: the scalar reference and the floor's loop body.
 
@@ -166,6 +168,9 @@ struct Args {
   bool key = false;
   int batches = 21;
   double batch_ms = 1.0;
+  // A column stops after 3 batches once it has spent this long on a row
+  // (native MPICH on a loaded machine: milliseconds per large operation).
+  double budget_ms = 250;
 };
 
 Args ParseArgs(int argc, char** argv) {
@@ -176,6 +181,9 @@ Args ParseArgs(int argc, char** argv) {
     if (std::strcmp(argv[i], "--key") == 0) a.key = true;
     if (std::strcmp(argv[i], "--batches") == 0 && i + 1 < argc) {
       a.batches = std::max(1, std::atoi(argv[++i]));
+    }
+    if (std::strcmp(argv[i], "--budget-ms") == 0 && i + 1 < argc) {
+      a.budget_ms = std::atof(argv[++i]);
     }
   }
   return a;
@@ -206,6 +214,7 @@ struct Column {
   const char* name;
   std::function<void()> body;  // one iteration: per_epoch operations, completed
   int iters = 0;
+  double spent_s = 0;
   std::vector<double> us;  // per operation, one per batch
   double Best() const { return us.empty() ? 0 : *std::min_element(us.begin(), us.end()); }
   double Median() const {
@@ -390,9 +399,12 @@ class Bench {
       }
       for (int b = 0; b < args_.batches; ++b) {  // interleaved batches
         for (Column& c : columns) {
+          if (b >= kMinBatches && c.spent_s * 1e3 > args_.budget_ms) continue;
           const double t0 = MPI_Wtime();
           for (int i = 0; i < c.iters; ++i) c.body();
-          c.us.push_back((MPI_Wtime() - t0) * 1e6 / c.iters / per_epoch);
+          const double s = MPI_Wtime() - t0;
+          c.spent_s += s;
+          c.us.push_back(s * 1e6 / c.iters / per_epoch);
         }
       }
       const Column& native = columns.front();
@@ -442,6 +454,7 @@ int main(int argc, char** argv) {
     Table table({"call", "type", "op", "metric", "bytes", "per_epoch", "native_us",
                  "shim_us", "floor_us", "shim/floor", "native/shim", "native_median_us",
                  "shim_median_us", "floor_median_us", "verified"});
+    const double start = MPI_Wtime();
     {
       Bench bench(args, pair);
       for (Call call : {Call::kAccumulate, Call::kGetAccumulate}) {
@@ -450,6 +463,10 @@ int main(int argc, char** argv) {
             for (size_t bytes : Sizes()) {
               if (bytes < type.size) continue;
               bench.Cell(call, type, op, bytes, Timed(args, type, op, bytes), verifier, table);
+            }
+            if (Rank() == 0) {  // progress, on stderr
+              std::fprintf(stderr, "rma_accumulate: %s %s %s done at %.0f s\n", Name(call),
+                           type.name, kOpNames[op], MPI_Wtime() - start);
             }
           }
         }

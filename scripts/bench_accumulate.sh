@@ -40,7 +40,7 @@ while [[ $# -gt 0 ]]; do
 done
 out=${out:-results/accumulate-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
-export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-900}
+export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-3600}
 start=$SECONDS
 
 scripts/install_deps.sh
