@@ -39,8 +39,10 @@ else
   export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-180}
 fi
 
-# Steps: "name ranks program" (CSV goes to name.csv, stderr to name.log).
-steps=("osu_rma 2 osu_rma")
+# Steps: "name ranks program [args]" (CSV goes to name.csv, stderr to
+# name.log). rma_accumulate times its key rows only here (the full table:
+# scripts/bench_accumulate.sh).
+steps=("osu_rma 2 osu_rma" "rma_accumulate 2 rma_accumulate --key")
 for n in "${gups_ranks[@]}"; do steps+=("gups_${n} $n gups"); done
 for n in "${stencil_ranks[@]}"; do steps+=("stencil_${n} $n stencil"); done
 for n in "${halo_ranks[@]}"; do steps+=("halo_${n} $n halo"); done
@@ -77,12 +79,13 @@ echo "      done in $((SECONDS - t0)) s"
 failed=()
 step=1
 for s in "${steps[@]}"; do
-  read -r name ranks program <<<"$s"
+  read -r name ranks program extra <<<"$s"
+  read -r -a extra <<<"${extra:-}"
   step=$((step + 1))
   progress "$step" "$program on $ranks rank(s)"
   t0=$SECONDS
   if mpirun.mpich -n "$ranks" env LD_PRELOAD="$shim" "bazel-bin/bench/$program" --csv \
-      "${quick_arg[@]}" >"$out/$name.csv" 2>"$out/$name.log"; then
+      "${quick_arg[@]}" "${extra[@]}" >"$out/$name.csv" 2>"$out/$name.log"; then
     grep -h "verification" "$out/$name.log" | sed 's/^/      /' || true
   else
     failed+=("$name")

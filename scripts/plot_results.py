@@ -329,7 +329,26 @@ def plot_speedup(cases, results, made):
 
 # ---- Summary ----
 
-def summary(results, osu, gups, stencil, halo, overlap, numa, cases):
+def accumulate_summary(rows):
+    """Bulk accumulates (rma_accumulate --key): native MPICH, the shim and the
+    CPU floor from one process."""
+    md = ["Bulk accumulates, MPI_SUM, one node, fastest batch (us; rma_accumulate --key; "
+          "the full table with Open MPI osc/sm: scripts/bench_accumulate.sh):", "",
+          "| call | type | bytes | metric | native | rmashim | CPU floor | native / rmashim "
+          "| rmashim / floor |",
+          "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
+    for r in sorted(rows, key=lambda r: (r["call"], r["type"], int(r["bytes"]), r["metric"])):
+        if r.get("shim_us") in (None, "", "-"):
+            continue
+        n, s, f = num(r["native_us"]), num(r["shim_us"]), num(r["floor_us"])
+        md.append(f"| {r['call']} | {r['type']} | {size_label(r['bytes'])} | {r['metric']} | "
+                  f"{fmt(n)} | {fmt(s, 3)} | {fmt(f, 3)} | {fmt(speedup(n, s), 1)}x | "
+                  f"{fmt(s / f if f > 0 else math.nan)} |")
+    md.append("")
+    return md
+
+
+def summary(results, osu, gups, stencil, halo, overlap, numa, cases, acc=()):
     machine = {}
     path = os.path.join(results, "machine.txt")
     if os.path.exists(path):
@@ -417,6 +436,8 @@ def summary(results, osu, gups, stencil, halo, overlap, numa, cases):
                   "target computes. Overlap rows: (Tcomm + Tcomp - Ttotal) / Tcomm with "
                   "Tcomp = 1.2 Tcomm (1 = communication fully hidden).")
         md.append("")
+    if acc:
+        md += accumulate_summary(acc)
     if numa:
         md.append("| placement | op | bytes | native (us) | rmashim (us) | floor (us) |")
         md.append("| --- | --- | ---: | ---: | ---: | ---: |")
@@ -453,6 +474,7 @@ def main():
     osu, gups = read(os.path.join(r, "osu_rma.csv")), read_all(r, "gups")
     stencil, halo = read_all(r, "stencil"), read_all(r, "halo")
     overlap, numa = read(os.path.join(r, "overlap.csv")), read(os.path.join(r, "numa.csv"))
+    acc = read(os.path.join(r, "rma_accumulate.csv"))
     made = []
     if osu:
         plot_osu(osu, r, made)
@@ -466,7 +488,7 @@ def main():
         plot_overlap(overlap, r, made)
     cases = headline(osu, gups, stencil, halo)
     plot_speedup(cases, r, made)
-    text = summary(r, osu, gups, stencil, halo, overlap, numa, cases)
+    text = summary(r, osu, gups, stencil, halo, overlap, numa, cases, acc)
     with open(os.path.join(r, "summary.md"), "w") as f:
         f.write(text)
     print(f"plots: {', '.join(made)}; summary: {os.path.join(r, 'summary.md')}")
