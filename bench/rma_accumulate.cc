@@ -101,7 +101,8 @@ RMASHIM_FLOOR_LOOPS(Baseline, __attribute__((noinline)))
 RMASHIM_FLOOR_LOOPS(Avx2, __attribute__((noinline, target("avx2"))))
 #undef RMASHIM_FLOOR_LOOPS
 
-const bool kFloorAvx2 = __builtin_cpu_supports("avx2");
+// (A static initializer: __builtin_cpu_init first, as GCC asks there.)
+const bool kFloorAvx2 = (__builtin_cpu_init(), __builtin_cpu_supports("avx2"));
 
 template <typename T, typename Op>
 void FloorAccumulate(T* __restrict target, const T* __restrict origin, size_t n) {

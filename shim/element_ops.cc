@@ -468,6 +468,7 @@ struct Tables {
 
 Tables BuildTables() {
   const char* simd = std::getenv("RMASHIM_SIMD");
+  __builtin_cpu_init();  // in case this runs before libgcc's constructor
   g_avx2 = __builtin_cpu_supports("avx2") &&
            !(simd != nullptr && std::strcmp(simd, "sse2") == 0);
   Tables t;
