@@ -20,6 +20,7 @@ struct SegmentId {
   long dev;
   long ino;
   long bytes;
+  long vote;  // Vote
 };
 constexpr int kIdLongs = sizeof(SegmentId) / sizeof(long);
 
@@ -77,20 +78,26 @@ std::byte* MapPeer(const SegmentId& id) {
 
 }  // namespace
 
-bool NodeSegments::Create(MPI_Comm comm, const std::vector<int>& node_index,
-                          size_t bytes) {
+Vote NodeSegments::Create(MPI_Comm comm, const std::vector<int>& node_index,
+                          size_t bytes, Vote vote) {
   int rank = 0;
   PMPI_Comm_rank(comm, &rank);
   SegmentId mine{static_cast<long>(getpid()), -1, 0, 0,
-                 static_cast<long>(RoundToPages(bytes))};
-  std::byte* own = CreateOwn(&mine);  // on failure mine.fd stays -1
-  // One exchange tells every rank both who failed and where the others'
-  // segments are.
+                 static_cast<long>(RoundToPages(bytes)),
+                 static_cast<long>(vote)};
+  // On failure mine.fd stays -1.
+  std::byte* own = vote == Vote::kManage ? CreateOwn(&mine) : nullptr;
+  // One exchange tells every rank who voted what, who failed, and where the
+  // others' segments are.
   std::vector<SegmentId> ids(node_index.size());
   PMPI_Allgather(&mine, kIdLongs, MPI_LONG, ids.data(), kIdLongs, MPI_LONG,
                  comm);
-  bool ok = true;
-  for (const SegmentId& id : ids) ok = ok && id.fd >= 0;
+  long agreed = 0;  // the same on every rank: computed from the same ids
+  for (const SegmentId& id : ids) {
+    agreed = std::max(agreed, id.vote);
+    if (id.fd < 0) agreed = std::max(agreed, static_cast<long>(Vote::kNoMemory));
+  }
+  bool ok = agreed == 0;
   if (ok) {
     maps_.resize(std::count_if(node_index.begin(), node_index.end(),
                                [](int i) { return i != MPI_UNDEFINED; }));
@@ -101,16 +108,17 @@ bool NodeSegments::Create(MPI_Comm comm, const std::vector<int>& node_index,
       m.addr = static_cast<int>(r) == rank ? own : MapPeer(ids[r]);
       ok = ok && m.addr != nullptr;
     }
+    // Everyone has mapped every segment (or given up): the descriptors are
+    // no longer needed (the mappings keep the memory).
+    int all_ok = 0, my_ok = ok;
+    PMPI_Allreduce(&my_ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+    if (all_ok == 0) agreed = static_cast<long>(Vote::kNoMemory);
   }
-  // Everyone has mapped every segment (or given up): the descriptors are no
-  // longer needed (the mappings keep the memory).
-  int all_ok = 0, my_ok = ok;
-  PMPI_Allreduce(&my_ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
   if (mine.fd >= 0) close(static_cast<int>(mine.fd));
   if (maps_.empty() && own != nullptr) {  // failed before mapping anything
     munmap(own, static_cast<size_t>(mine.bytes));
   }
-  return all_ok != 0;
+  return static_cast<Vote>(agreed);
 }
 
 NodeSegments::~NodeSegments() {

@@ -17,6 +17,17 @@
 
 namespace rmashim {
 
+// What a rank says about managing a window. The ranks of the window's
+// communicator agree in NodeSegments::Create: the window is managed only if
+// every rank says kManage, else every rank learns the highest vote (so no
+// rank manages a window that others leave to MPI).
+enum class Vote : long {
+  kManage = 0,
+  kNoMemory = 1,  // a rank could not get or map node-shared memory
+  kOptOut = 2,    // info rmashim_managed=false on a rank
+  kDecline = 3,   // the shim cannot manage it on a rank (e.g. table full)
+};
+
 class NodeSegments {
  public:
   NodeSegments() = default;
@@ -26,10 +37,15 @@ class NodeSegments {
 
   // Collective over `comm`, whose ranks on this node are those with a
   // `node_index` (NodeIndexOf in runtime.h): this rank's segment has `bytes`
-  // (rounded up to whole pages). Returns false on every rank of `comm` if
-  // any rank could not get its memory (/dev/shm exhausted) or map a node
-  // peer's (/proc/<pid>/fd refused, or peers in different PID namespaces).
-  bool Create(MPI_Comm comm, const std::vector<int>& node_index, size_t bytes);
+  // (rounded up to whole pages), unless `vote` is not kManage. Returns the
+  // same on every rank of `comm`: kManage when every segment exists and is
+  // mapped; else the highest vote, kNoMemory at least if any rank could not
+  // get its memory (/dev/shm exhausted) or map a node peer's (/proc/<pid>/fd
+  // refused, or peers in different PID namespaces). Costs no collective
+  // beyond the one exchange of segment ids (and one allreduce when all
+  // voted kManage).
+  Vote Create(MPI_Comm comm, const std::vector<int>& node_index, size_t bytes,
+              Vote vote = Vote::kManage);
 
   // The segment of the node peer with node index `r`, mapped here.
   std::byte* segment(int r) const { return maps_[r].addr; }

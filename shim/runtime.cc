@@ -25,6 +25,18 @@ void PokeMpi() {
               MPI_STATUS_IGNORE);
 }
 
+// Test hook: RMASHIM_TEST_WINDOW_LIMIT=N caps the live managed windows at
+// N, on the MPI_COMM_WORLD rank RMASHIM_TEST_WINDOW_LIMIT_RANK only when
+// that is set, so a test can make one rank's table full (the ranks must
+// still agree whether each window is managed).
+void ApplyTestWindowLimit(int world_rank, WindowTable& table) {
+  const char* limit = std::getenv("RMASHIM_TEST_WINDOW_LIMIT");
+  if (limit == nullptr || *limit == '\0') return;
+  const char* only = std::getenv("RMASHIM_TEST_WINDOW_LIMIT_RANK");
+  if (only != nullptr && *only != '\0' && std::atoi(only) != world_rank) return;
+  table.SetLimit(std::atoi(limit));
+}
+
 // The node of every MPI_COMM_WORLD rank: the world rank of its node's first
 // rank. Written once by StartNodeTable, read-only after.
 std::vector<int>& WorldNodes() {
@@ -64,6 +76,7 @@ void Runtime::Start(int thread_level) {
   const std::vector<int>& nodes = WorldNodes();
   int world_rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  ApplyTestWindowLimit(world_rank, windows_);
   locality_.node_id = nodes[world_rank];
   locality_.node_rank = static_cast<int>(
       std::count(nodes.begin(), nodes.begin() + world_rank, nodes[world_rank]));

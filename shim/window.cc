@@ -37,15 +37,14 @@ int ManagedWindow::JoinComm(MPI_Comm comm) {
 
 // Each node-local rank's segment: the sync header, then (allocate flavor)
 // `memory_bytes` of window memory. One segment per rank, so each is
-// page-aligned and first-touched by its owner.
+// page-aligned and first-touched by its owner. Also where the ranks agree
+// whether the window is managed at all (`vote`, `*agreed`).
 int ManagedWindow::AllocateSegments(MPI_Comm comm, MPI_Aint memory_bytes,
-                                    void** segment) {
+                                    Vote vote, Vote* agreed, void** segment) {
   const int comm_size = static_cast<int>(node_index_.size());
-  // Agreed by every rank of `comm`, or the window creation diverges.
-  if (!segments_.Create(comm, node_index_,
-                        HeaderBytes(comm_size) + memory_bytes)) {
-    return MPI_ERR_NO_MEM;
-  }
+  *agreed = segments_.Create(comm, node_index_,
+                             HeaderBytes(comm_size) + memory_bytes, vote);
+  if (*agreed != Vote::kManage) return MPI_ERR_NO_MEM;
   *segment = segments_.segment(node_index_[rank_]);
   auto* header = new (*segment) SegmentHeader;
   for (int r = 0; r < comm_size; ++r) {
@@ -118,13 +117,16 @@ void ManagedWindow::Finish() {
 }
 
 int ManagedWindow::Allocate(MPI_Aint size, int disp_unit, MPI_Info info,
-                            MPI_Comm comm, void* baseptr,
-                            ManagedWindow** out) {
+                            MPI_Comm comm, void* baseptr, ManagedWindow** out,
+                            Vote vote, Vote* agreed) {
+  Vote agreed_here = Vote::kManage;
+  if (agreed == nullptr) agreed = &agreed_here;
   std::unique_ptr<ManagedWindow> w(new ManagedWindow);
   w->flavor_ = Flavor::kAllocate;
-  int rc = w->JoinComm(comm);
+  // Every rank takes part in the agreement, whatever failed here.
+  if (w->JoinComm(comm) != MPI_SUCCESS) vote = Vote::kDecline;
   void* segment = nullptr;
-  if (rc == MPI_SUCCESS) rc = w->AllocateSegments(comm, size, &segment);
+  int rc = w->AllocateSegments(comm, size, vote, agreed, &segment);
   if (rc != MPI_SUCCESS) return rc;
   int comm_size = 0;
   PMPI_Comm_size(comm, &comm_size);
@@ -156,14 +158,17 @@ int ManagedWindow::Allocate(MPI_Aint size, int disp_unit, MPI_Info info,
 
 int ManagedWindow::Adopt(Flavor flavor, MPI_Win app_win, void* base,
                          MPI_Aint size, int disp_unit, MPI_Comm comm,
-                         ManagedWindow** out) {
+                         ManagedWindow** out, Vote vote, Vote* agreed) {
   *out = nullptr;
+  Vote agreed_here = Vote::kManage;
+  if (agreed == nullptr) agreed = &agreed_here;
   std::unique_ptr<ManagedWindow> w(new ManagedWindow);
   w->flavor_ = flavor;
   w->app_win_ = app_win;
-  int rc = w->JoinComm(comm);
+  // Every rank takes part in the agreement, whatever failed here.
+  if (w->JoinComm(comm) != MPI_SUCCESS) vote = Vote::kDecline;
   void* segment = nullptr;
-  if (rc == MPI_SUCCESS) rc = w->AllocateSegments(comm, 0, &segment);
+  const int rc = w->AllocateSegments(comm, 0, vote, agreed, &segment);
   if (rc != MPI_SUCCESS) {
     w->app_win_ = MPI_WIN_NULL;  // still the application's
     return rc;

@@ -22,14 +22,17 @@ namespace rmashim {
 
 // Reader-writer locks that keep accumulates element-wise atomic (MPI-3
 // 11.7.1) while letting large ones run as plain loops. Every accumulate
-// takes the stripe of each target page it touches: shared when it updates
-// elements with CPU atomics (small updates of word-sized types), exclusive
-// when it uses plain loads and stores (large updates, and types too wide
-// for CPU atomics: long double, complex, MINLOC/MAXLOC pairs). So a plain
+// takes the stripe of each target page (16 KiB) it touches: shared when
+// it updates elements with CPU atomics (small updates of word-sized
+// types), exclusive when it uses plain loads and stores (large updates,
+// and types too wide for CPU atomics: long double, complex, MINLOC/MAXLOC pairs). So a plain
 // update never overlaps any other update of the same element, and atomic
 // updates only overlap each other.
 inline constexpr int kStripes = 256;
-inline constexpr int kStripePageShift = 12;  // one stripe per 4 KiB page
+// One stripe per 16 KiB: a 1 MiB plain update takes 64 stripe locks, not
+// 256 (4 KiB stripes cost get_accumulate 5-7% at 1 MiB in
+// bench/rma_accumulate, 16 KiB 0-4%, 64 KiB no better than 16).
+inline constexpr int kStripePageShift = 14;
 inline constexpr MPI_Aint kStripePage = MPI_Aint{1} << kStripePageShift;
 
 // The start of every rank's shared segment. Then come one post counter per
@@ -134,16 +137,20 @@ struct PscwState {
 class ManagedWindow {
  public:
   // Collective over `comm`, like MPI_Win_allocate. On success `*out` owns
-  // every MPI object it created. MPI_ERR_NO_MEM (on every rank) when some
-  // rank could not get node-shared memory: the caller falls back to MPI.
+  // every MPI object it created. MPI_ERR_NO_MEM (on every rank) when the
+  // ranks did not all vote kManage or some rank could not get node-shared
+  // memory (`*agreed` says which): the caller falls back to MPI.
   static int Allocate(MPI_Aint size, int disp_unit, MPI_Info info,
-                      MPI_Comm comm, void* baseptr, ManagedWindow** out);
+                      MPI_Comm comm, void* baseptr, ManagedWindow** out,
+                      Vote vote = Vote::kManage, Vote* agreed = nullptr);
   // Collective: takes over `app_win`, just created by the application's
   // MPI_Win_allocate_shared or MPI_Win_create over `base`. Sets `*out` to
-  // nullptr (and leaves `app_win` alone) when the window cannot be managed,
-  // e.g. the kernel refuses cross-memory attach.
+  // nullptr (and leaves `app_win` alone) on every rank when the window
+  // cannot be managed: MPI_ERR_NO_MEM as Allocate, or MPI_SUCCESS when the
+  // kernel refuses cross-memory attach.
   static int Adopt(Flavor flavor, MPI_Win app_win, void* base, MPI_Aint size,
-                   int disp_unit, MPI_Comm comm, ManagedWindow** out);
+                   int disp_unit, MPI_Comm comm, ManagedWindow** out,
+                   Vote vote = Vote::kManage, Vote* agreed = nullptr);
   ~ManagedWindow();  // frees the MPI objects (collective, like MPI_Win_free)
 
   ManagedWindow(const ManagedWindow&) = delete;
@@ -210,7 +217,8 @@ class ManagedWindow {
   ManagedWindow() = default;
   // Steps every flavor shares.
   int JoinComm(MPI_Comm comm);
-  int AllocateSegments(MPI_Comm comm, MPI_Aint memory_bytes, void** segment);
+  int AllocateSegments(MPI_Comm comm, MPI_Aint memory_bytes, Vote vote,
+                       Vote* agreed, void** segment);
   void MapTargets(MPI_Comm comm, std::byte* my_base, MPI_Aint size,
                   int disp_unit);
   bool CrossMemoryWorks(MPI_Comm comm) const;

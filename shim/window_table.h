@@ -30,6 +30,16 @@ class WindowTable {
     return nullptr;
   }
 
+  // Room for one more window, claimed before a collective window creation
+  // so that the Insert after it cannot fail on this rank alone (the ranks
+  // agree on the outcome of Reserve: see wrap_window.cc). Release gives the
+  // room back (window freed, or not managed after all).
+  bool Reserve();
+  void Release();
+  // Test hook (RMASHIM_TEST_WINDOW_LIMIT): at most `limit` live windows.
+  void SetLimit(int limit);
+
+  // False when full (kCapacity, or the limit).
   bool Insert(MPI_Win win, ManagedWindow* window);
   ManagedWindow* Erase(MPI_Win win);  // returns what was stored
 
@@ -49,7 +59,10 @@ class WindowTable {
   }
 
   std::array<Slot, kCapacity> slots_;
-  std::mutex write_mutex_;
+  std::mutex write_mutex_;  // guards the counts below and all slot writes
+  int limit_ = kCapacity;
+  int live_ = 0;      // inserted, not erased
+  int reserved_ = 0;  // Reserve minus Release
 };
 
 }  // namespace rmashim

@@ -30,14 +30,41 @@ void WarnOnce(MPI_Comm comm, const char* what) {
   if (rank == 0) std::fprintf(stderr, "rmashim: %s\n", what);
 }
 
-// Other flavors: MPI creates the window, then the shim adopts it.
+// This rank's say in whether a new window is managed; claims room in the
+// window table (`*reserved`) when it votes to manage it.
+Vote LocalVote(MPI_Info info, bool* reserved) {
+  *reserved = false;
+  if (InfoOptsOut(info)) return Vote::kOptOut;
+  if (!runtime().windows().Reserve()) {
+    std::fprintf(stderr, "rmashim: too many managed windows\n");
+    return Vote::kDecline;
+  }
+  *reserved = true;
+  return Vote::kManage;
+}
+
+// Why the ranks left a window to MPI, for the profile (and a warning).
+Fallback FallbackOf(MPI_Comm comm, Vote agreed) {
+  switch (agreed) {
+    case Vote::kOptOut:
+      return Fallback::kOptedOut;
+    case Vote::kNoMemory:
+      WarnOnce(comm, "node-shared memory exhausted; window left to MPI");
+      return Fallback::kNoSharedMemory;
+    default:
+      return Fallback::kShimSetupFailed;
+  }
+}
+
+// Other flavors: MPI creates the window, then the shim adopts it. Whether
+// it does is agreed by every rank (ManagedWindow::Adopt).
 template <typename Create>
 int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm,
                    MPI_Win* win, Create create) {
   const char* flavor_name = flavor == Flavor::kShared ? "shared" : "create";
   const int rc = create();
   if (rc != MPI_SUCCESS) return rc;
-  if (!runtime().enabled() || InfoOptsOut(info)) {
+  if (!runtime().enabled()) {
     g_profiler.OpenUnmanaged(*win, comm, flavor_name, Fallback::kOptedOut);
     return rc;
   }
@@ -48,29 +75,26 @@ int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm,
   PMPI_Win_get_attr(*win, MPI_WIN_BASE, &base, &flag);
   PMPI_Win_get_attr(*win, MPI_WIN_SIZE, &size, &flag);
   PMPI_Win_get_attr(*win, MPI_WIN_DISP_UNIT, &disp_unit, &flag);
+  bool reserved = false;
+  const Vote vote = LocalVote(info, &reserved);
+  Vote agreed = Vote::kManage;
   ManagedWindow* w = nullptr;
-  const int arc =
-      ManagedWindow::Adopt(flavor, *win, base, *size, *disp_unit, comm, &w);
-  if (arc == MPI_SUCCESS && w == nullptr && flavor == Flavor::kCreate) {
+  const int arc = ManagedWindow::Adopt(flavor, *win, base, *size, *disp_unit,
+                                       comm, &w, vote, &agreed);
+  Fallback why = Fallback::kNoSharedMemory;
+  if (agreed != Vote::kManage) {
+    why = FallbackOf(comm, agreed);
+  } else if (arc == MPI_SUCCESS && w == nullptr) {
     WarnOnce(comm, "cross-memory attach refused; MPI_Win_create window left to MPI");
-  } else if (arc == MPI_ERR_NO_MEM) {
-    // The sync header's segment did not fit: say so, as MPI_Win_allocate
-    // does (this fallback used to be silent).
-    WarnOnce(comm, "node-shared memory exhausted; window left to MPI");
+  } else if (arc != MPI_SUCCESS) {
+    why = Fallback::kShimSetupFailed;  // the shim's own failure
   }
-  // Refused memory leaves the window to MPI on purpose; anything else is
-  // the shim's own failure.
-  Fallback why = arc == MPI_SUCCESS || arc == MPI_ERR_NO_MEM
-                     ? Fallback::kNoSharedMemory
-                     : Fallback::kShimSetupFailed;
-  if (w != nullptr && !runtime().windows().Insert(*win, w)) {
-    std::fprintf(stderr, "rmashim: too many managed windows\n");
-    w = nullptr;  // stays alive, unused: freeing it here is not collective
-    why = Fallback::kShimSetupFailed;
-  }
+  // Room was reserved before the agreement, so this Insert cannot fail.
+  if (w != nullptr) runtime().windows().Insert(*win, w);
   if (w != nullptr) {
     w->profile = g_profiler.OpenManaged(*win, comm, flavor_name);
   } else {
+    if (reserved) runtime().windows().Release();
     g_profiler.OpenUnmanaged(*win, comm, flavor_name, why);
   }
   return MPI_SUCCESS;
@@ -88,38 +112,30 @@ extern "C" {
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
                      MPI_Comm comm, void* baseptr, MPI_Win* win) {
   // Bad arguments go to MPI so they get its errors.
-  if (!runtime().enabled() || InfoOptsOut(info) || size < 0 ||
-      disp_unit <= 0 || comm == MPI_COMM_NULL || baseptr == nullptr ||
-      win == nullptr) {
+  if (!runtime().enabled() || size < 0 || disp_unit <= 0 ||
+      comm == MPI_COMM_NULL || baseptr == nullptr || win == nullptr) {
     const int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
     if (rc == MPI_SUCCESS) {
       g_profiler.OpenUnmanaged(*win, comm, "allocate", Fallback::kOptedOut);
     }
     return rc;
   }
+  bool reserved = false;
+  const Vote vote = LocalVote(info, &reserved);
+  Vote agreed = Vote::kManage;
   ManagedWindow* w = nullptr;
-  const int rc =
-      ManagedWindow::Allocate(size, disp_unit, info, comm, baseptr, &w);
-  if (rc == MPI_ERR_NO_MEM) {  // node-shared memory exhausted: plain MPI
-    WarnOnce(comm, "node-shared memory exhausted; window left to MPI");
+  const int rc = ManagedWindow::Allocate(size, disp_unit, info, comm, baseptr,
+                                         &w, vote, &agreed);
+  if (rc != MPI_SUCCESS && reserved) runtime().windows().Release();
+  if (agreed != Vote::kManage) {  // on every rank: plain MPI
+    const Fallback why = FallbackOf(comm, agreed);
     const int prc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
-    if (prc == MPI_SUCCESS) {
-      g_profiler.OpenUnmanaged(*win, comm, "allocate",
-                               Fallback::kNoSharedMemory);
-    }
+    if (prc == MPI_SUCCESS) g_profiler.OpenUnmanaged(*win, comm, "allocate", why);
     return prc;
   }
   if (rc != MPI_SUCCESS) return rc;
-  if (!runtime().windows().Insert(w->app_win(), w)) {
-    std::fprintf(stderr, "rmashim: too many managed windows\n");
-    delete w;
-    const int prc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
-    if (prc == MPI_SUCCESS) {
-      g_profiler.OpenUnmanaged(*win, comm, "allocate",
-                               Fallback::kShimSetupFailed);
-    }
-    return prc;
-  }
+  // Room was reserved before the agreement, so this Insert cannot fail.
+  runtime().windows().Insert(w->app_win(), w);
   *win = w->app_win();
   w->profile = g_profiler.OpenManaged(*win, comm, "allocate");
   return MPI_SUCCESS;
@@ -170,6 +186,7 @@ int MPI_Win_free(MPI_Win* win) {
   }
   g_profiler.Close(*win);
   runtime().windows().Erase(*win);
+  runtime().windows().Release();
   delete w;  // collective: frees the application's and the shim's windows
   *win = MPI_WIN_NULL;
   return MPI_SUCCESS;
