@@ -25,9 +25,9 @@ namespace rmashim {
 // takes the stripe of each target page (16 KiB) it touches: shared when
 // it updates elements with CPU atomics (small updates of word-sized
 // types), exclusive when it uses plain loads and stores (large updates,
-// and types too wide for CPU atomics: long double, complex, MINLOC/MAXLOC pairs). So a plain
-// update never overlaps any other update of the same element, and atomic
-// updates only overlap each other.
+// and types too wide for CPU atomics: long double, complex, MINLOC/MAXLOC
+// pairs). So a plain update never overlaps any other update of the same
+// element, and atomic updates only overlap each other.
 inline constexpr int kStripes = 256;
 // One stripe per 16 KiB: a 1 MiB plain update takes 64 stripe locks, not
 // 256 (4 KiB stripes cost get_accumulate 5-7% at 1 MiB in
