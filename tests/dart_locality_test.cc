@@ -117,6 +117,65 @@ TEST(DartLocality, TreeLevelsAndUnits) {
   EXPECT_NE(0, ul->hwinfo.system_memory_bytes);
 }
 
+// The cores a unit may use (hwinfo.num_cores), as DART-MPI gives them: its
+// NUMA domain's cores shared by the team's units there, at least one, never
+// the whole node for each of several units. DASH starts that many OpenMP
+// threads per unit (dash::util::UnitLocality::num_domain_threads).
+void ExpectCoreShare(dart_team_t team) {
+  dart_team_unit_t me;
+  ASSERT_EQ(DART_OK, dart_team_myid(team, &me));
+  dart_unit_locality_t* ul = nullptr;
+  ASSERT_EQ(DART_OK, dart_unit_locality(team, me, &ul));
+  dart_domain_locality_t* core = nullptr;
+  ASSERT_EQ(DART_OK, dart_domain_team_locality(team, ul->domain_tag, &core));
+  const dart_domain_locality_t* numa = core->parent;
+  ASSERT_EQ(DART_LOCALITY_SCOPE_NUMA, numa->scope);
+  EXPECT_EQ(std::max(1, numa->num_cores / numa->num_units),
+            ul->hwinfo.num_cores);
+  // Summed over the team's units on this node: no more than the node's
+  // cores (or one each when there are more units than cores).
+  const dart_domain_locality_t* node = numa->parent->parent;
+  int sum = 0;
+  for (int i = 0; i < node->num_units; ++i) {
+    dart_team_unit_t lu;
+    ASSERT_EQ(DART_OK, dart_team_unit_g2l(team, node->unit_ids[i], &lu));
+    dart_unit_locality_t* other = nullptr;
+    ASSERT_EQ(DART_OK, dart_unit_locality(team, lu, &other));
+    EXPECT_GE(other->hwinfo.num_cores, 1);
+    sum += other->hwinfo.num_cores;
+  }
+  EXPECT_LE(sum, std::max(node->num_cores, node->num_units));
+}
+
+TEST(DartLocality, UnitCoresAreItsShare) {
+  ExpectCoreShare(DART_TEAM_ALL);
+  // Alone in a team, a unit has its NUMA domain's cores to itself.
+  dart_group_t all;
+  ASSERT_EQ(DART_OK, dart_team_get_group(DART_TEAM_ALL, &all));
+  std::vector<dart_group_t> parts(Size());
+  size_t nout = 0;
+  ASSERT_EQ(DART_OK, dart_group_split(all, parts.size(), &nout, parts.data()));
+  ASSERT_EQ(parts.size(), nout);
+  for (dart_group_t& part : parts) {
+    dart_team_t team = DART_TEAM_NULL;
+    ASSERT_EQ(DART_OK, dart_team_create(DART_TEAM_ALL, part, &team));
+    if (team != DART_TEAM_NULL) {
+      ExpectCoreShare(team);
+      dart_domain_locality_t* root = Root(team);
+      ASSERT_NE(nullptr, root);
+      dart_unit_locality_t* ul = nullptr;
+      ASSERT_EQ(DART_OK, dart_unit_locality(team, DART_TEAM_UNIT_ID(0), &ul));
+      dart_domain_locality_t* core = nullptr;
+      ASSERT_EQ(DART_OK, dart_domain_team_locality(team, ul->domain_tag, &core));
+      EXPECT_EQ(1, core->parent->num_units);
+      EXPECT_EQ(std::max(1, core->parent->num_cores), ul->hwinfo.num_cores);
+      ASSERT_EQ(DART_OK, dart_team_destroy(&team));
+    }
+    dart_group_destroy(&part);
+  }
+  dart_group_destroy(&all);
+}
+
 TEST(DartLocality, UnknownTagIsNotFound) {
   dart_domain_locality_t* d = reinterpret_cast<dart_domain_locality_t*>(1);
   EXPECT_EQ(DART_ERR_NOTFOUND,

@@ -169,6 +169,10 @@ void BuildTeamLocality(Team& team) {
   root->team = team.id;
   SetTag(root, nullptr, 0);
   std::map<dart_unit_t, std::string> unit_tag;
+  // Cores each unit may use, as DART-MPI counts them: its NUMA domain's
+  // cores shared evenly by the team's units there, at least one. DASH sizes
+  // a unit's OpenMP thread count by it (dash::util::UnitLocality).
+  std::map<dart_unit_t, int> unit_cores;
   int numa_global = 0, core_global = 0, node_rel = 0;
   for (auto& [node, numas] : place) {
     dart_domain_locality_t* n = Child(root, DART_LOCALITY_SCOPE_NODE, node_rel);
@@ -188,6 +192,11 @@ void BuildTeamLocality(Team& team) {
           Child(m, DART_LOCALITY_SCOPE_NUMA, numa_rel++);
       k->global_index = numa_global++;
       k->num_cores = std::max(1, first.num_cores / numa_count);
+      int numa_units = 0;
+      for (const auto& core_units : cores) {
+        numa_units += static_cast<int>(core_units.second.size());
+      }
+      const int share = std::max(1, k->num_cores / numa_units);
       int core_rel = 0;
       for (auto& [core, units] : cores) {
         dart_domain_locality_t* c =
@@ -201,6 +210,7 @@ void BuildTeamLocality(Team& team) {
         for (size_t i = 0; i < units.size(); ++i) {
           c->unit_ids[i].id = units[i];
           unit_tag[units[i]] = c->domain_tag;
+          unit_cores[units[i]] = share;
         }
       }
     }
@@ -225,6 +235,7 @@ void BuildTeamLocality(Team& team) {
     std::snprintf(l.domain_tag, sizeof(l.domain_tag), "%s",
                   unit_tag[g].c_str());
     dart_hwinfo_t& h = l.hwinfo;
+    h.num_cores = unit_cores[g];
     h.num_scopes = 4;
     h.scopes[0] = {DART_LOCALITY_SCOPE_CORE, h.core_id};  // hwloc's index
     h.scopes[1] = {DART_LOCALITY_SCOPE_NUMA, std::max(0, h.numa_id)};
