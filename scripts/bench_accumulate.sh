@@ -49,8 +49,11 @@ bazel build //shim:librmashim.so //bench:rma_accumulate >"$out/build.log" 2>&1 |
   tail -20 "$out/build.log" >&2
   exit 1
 }
-shim=$(realpath bazel-bin/shim/librmashim.so)
-bench=$(realpath bazel-bin/bench/rma_accumulate)
+# Copies: a rebuild in the workspace during the run must not change them.
+cp bazel-bin/shim/librmashim.so bazel-bin/bench/rma_accumulate "$out/"
+chmod u+w "$out/librmashim.so" "$out/rma_accumulate"
+shim=$(realpath "$out/librmashim.so")
+bench=$(realpath "$out/rma_accumulate")
 echo "[build] mpicxx.openmpi (outside Bazel)"
 ompi_bench=$(realpath "$out")/rma_accumulate.openmpi
 # The same flags as the Bazel build of the benchmark (-O3: vectorized floor).
