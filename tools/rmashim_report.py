@@ -1,0 +1,191 @@
+"""`rmashim report FILE.json`: the shim's profile JSON (README "Profiling",
+schema rmashim-profile-1) as a per-window text report that also says, for
+every reason operations fell back to MPI, what the user could change; the
+picture is drawn by rmashim_png.py. Only the Python standard library."""
+import json
+
+SCHEMA = "rmashim-profile-1"
+OPS = ["put", "get", "accumulate", "get_accumulate", "fetch_and_op",
+       "compare_and_swap", "rput", "rget", "raccumulate", "rget_accumulate"]
+REACHES = ["self", "node", "remote"]
+SYNCS = ["lock", "unlock", "lock_all", "unlock_all", "flush", "flush_local",
+         "flush_all", "flush_local_all", "sync", "fence", "post", "start",
+         "complete", "wait", "test"]
+
+# Each fallback reason (the JSON key), the shim's own text for it
+# (shim/profile.cc) and one line of advice.
+FALLBACKS = {
+    "unmanaged_flavor": (
+        "unmanaged flavor (dynamic window)",
+        "dynamic window: use MPI_Win_allocate (or MPI_Win_create) where the "
+        "memory can be fixed at window creation; the shim passes "
+        "MPI_Win_create_dynamic windows to MPI"),
+    "opted_out": (
+        "opted out (info key or RMASHIM_DISABLE)",
+        "opted out: drop the info key rmashim_managed=false, unset "
+        "RMASHIM_DISABLE / don't pass --disable"),
+    "no_shared_memory": (
+        "no node-shared memory (/dev/shm full, attach refused)",
+        "no node-shared memory: enlarge /dev/shm (containers: --shm-size), "
+        "and let a node's ranks open each other's /proc/<pid>/fd (same "
+        "user and PID namespace, no hidepid)"),
+    "shim_setup_failed": (
+        "shim's window setup failed (table full, ...)",
+        "setup failed: free windows no longer needed (MPI_Win_free); the "
+        "run's \"rmashim:\" warnings on stderr say what failed"),
+    "multi_node_window": (
+        "window spans nodes (accumulate/PSCW rule)",
+        "window spans nodes: accumulates (outside exclusive locks) and PSCW "
+        "go to MPI there; make node-local windows (a communicator from "
+        "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)) or use exclusive locks"),
+    "create_accumulate": (
+        "accumulate on MPI_Win_create memory",
+        "MPI_Win_create accumulate: allocate with MPI_Win_allocate "
+        "(ARMCI-MPI/NWChem: set ARMCI_USE_WIN_ALLOCATE=1)"),
+    "datatype": (
+        "datatype not flattened",
+        "datatype not flattened: build it from one predefined type with "
+        "contiguous/vector/indexed/struct constructors (not "
+        "MPI_Type_create_darray)"),
+}
+
+
+class BadProfile(Exception):
+    """The file is not an rmashim profile the report understands."""
+
+
+def load(path):
+    """The profile document at `path`; raises BadProfile if it is not one."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise BadProfile(f"{path}: {e}") from e
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise BadProfile(f"{path}: not an rmashim profile (schema "
+                         f"{SCHEMA!r} expected)")
+    for w in doc.get("windows", []):
+        missing = {"id", "flavor", "managed", "ops", "fallbacks"} - set(w)
+        if missing:
+            raise BadProfile(f"{path}: window without {sorted(missing)}")
+    return doc
+
+
+def op_count(w, op, reach):
+    return w["ops"].get(op, {}).get(reach, {}).get("count", {}).get("sum", 0)
+
+
+def op_bytes(w, op, reach):
+    return w["ops"].get(op, {}).get(reach, {}).get("bytes", {}).get("sum", 0)
+
+
+def fallback_counts(w):
+    """{reason: ops} for the reasons that occurred, in the schema's order."""
+    counts = {}
+    for key in FALLBACKS:
+        n = w["fallbacks"].get(key, {}).get("sum", 0)
+        if n:
+            counts[key] = n
+    return counts
+
+
+def local_ops(w):
+    """Operations on self and node-local targets (summed over ranks)."""
+    return sum(op_count(w, op, r) for op in OPS for r in ("self", "node"))
+
+
+def served_ops(w):
+    """Node-local operations the shim served itself: on managed windows,
+    self and node operations minus those that fell back."""
+    if not w["managed"]:
+        return 0
+    return max(0, local_ops(w) - sum(fallback_counts(w).values()))
+
+
+def title(w):
+    name = w.get("name") or ""
+    shown = f' "{name[:40]}{"..." if len(name) > 40 else ""}"' if name else ""
+    how = "managed" if w["managed"] else "passed to MPI"
+    return f'window {w["id"]}{shown} ({w["flavor"]}, {how}, {w["ranks"]} ranks)'
+
+
+def percent(part, whole):
+    return f"{100.0 * part / whole:.1f}%" if whole else "-"
+
+
+def ops_lines(w):
+    rows = [op for op in OPS if any(op_count(w, op, r) for r in REACHES)]
+    if not rows:
+        return ["  no RMA operations"]
+    lines = ["  operation         " + "".join(
+        f"{r + ' ops':>11}{'bytes':>13}" for r in REACHES)]
+    for op in rows:
+        lines.append(f"  {op:<18}" + "".join(
+            f"{op_count(w, op, r):>11}{op_bytes(w, op, r):>13}"
+            for r in REACHES))
+    return lines
+
+
+def sync_lines(w):
+    sync = w.get("sync", {})
+    rows = [c for c in SYNCS if sync.get(c, {}).get("calls", {}).get("sum")]
+    if not rows:
+        return []
+    lines = ["  synchronization       calls     total ms   mean us/call"]
+    for call in rows:
+        calls = sync[call]["calls"]["sum"]
+        seconds = sync[call]["seconds"]["sum"]
+        lines.append(f"  {call:<18}{calls:>9}{seconds * 1e3:>13.3f}"
+                     f"{seconds * 1e6 / calls:>15.3f}")
+    return lines
+
+
+def contention_lines(w):
+    waited = w.get("contended_locks", {}).get("sum", 0)
+    if not waited:
+        return []
+    seconds = w.get("contended_seconds", {}).get("sum", 0.0)
+    return [f"  lock acquisitions that waited: {waited}, "
+            f"{seconds * 1e3:.3f} ms in all"]
+
+
+def fallback_lines(w):
+    lines = []
+    for key, n in fallback_counts(w).items():
+        text, advice = FALLBACKS[key]
+        lines.append(f"  fell back to MPI: {text:<52} {n} ops")
+        lines.append(f"    advice: {advice}")
+    return lines
+
+
+def window_lines(w):
+    local = local_ops(w)
+    lines = [title(w),
+             f"  served in shared memory: {served_ops(w)} of {local} "
+             f"node-local ops ({percent(served_ops(w), local)})"]
+    lines += ops_lines(w) + sync_lines(w) + contention_lines(w)
+    lines += fallback_lines(w)
+    if "busiest_rank" in w:
+        lines.append(f"  busiest rank: {w['busiest_rank']} "
+                     f"({w.get('busiest_rank_ops', 0)} ops)")
+    return lines
+
+
+def summary_lines(doc, path):
+    windows = doc.get("windows", [])
+    local = sum(local_ops(w) for w in windows)
+    served = sum(served_ops(w) for w in windows)
+    managed = sum(1 for w in windows if w["managed"])
+    return [f"rmashim profile {path}: {doc.get('ranks', '?')} ranks, "
+            f"{len(windows)} windows ({managed} managed)",
+            f"served in shared memory: {served} of {local} node-local "
+            f"operations ({percent(served, local)})"]
+
+
+def render(doc, path):
+    """The whole report as text."""
+    lines = summary_lines(doc, path)
+    for w in doc.get("windows", []):
+        lines.append("")
+        lines += window_lines(w)
+    return "\n".join(lines) + "\n"
