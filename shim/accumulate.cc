@@ -34,7 +34,7 @@ class StripeGuard {
   StripeGuard& operator=(const StripeGuard&) = delete;
 
  private:
-  std::atomic<uint32_t>& word_;
+  StripeWord& word_;
   bool exclusive_;
 };
 

@@ -45,7 +45,7 @@ struct alignas(64) SegmentHeader {
   // Fence barrier (window rank 0's header only).
   alignas(64) std::atomic<uint32_t> fence_arrived{0};
   std::atomic<uint32_t> fence_generation{0};
-  alignas(64) std::atomic<uint32_t> stripes[kStripes];
+  alignas(64) StripeWord stripes[kStripes];
 
   std::atomic<uint32_t>* post_counters() {
     return reinterpret_cast<std::atomic<uint32_t>*>(this + 1);
@@ -208,6 +208,7 @@ class ManagedWindow {
   // Origin-side epoch state (local to this process).
   EpochWord epoch;  // read without state_mutex: see EpochWord
   int locks_held = 0;
+  ExclusiveShare exclusive_share;  // this process's exclusive locks (shm_lock.h)
   bool lock_all_nocheck = false;
   bool any_mpi_ops_pending = false;
   std::vector<TargetLockState> locks;  // indexed by target rank

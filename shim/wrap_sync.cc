@@ -97,7 +97,8 @@ int Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
     AcquireCounted(w.profile, [&] {
       return lock_type == MPI_LOCK_SHARED
                  ? AcquireShared(w.lock_words(rank))
-                 : AcquireExclusive(w.all_lock_words(), w.lock_words(rank));
+                 : AcquireExclusive(w.exclusive_share, w.all_lock_words(),
+                                    w.lock_words(rank));
     });
   }
   StateGuard guard(w.state_mutex);  // taken after spinning, never during
@@ -133,7 +134,8 @@ int Unlock(ManagedWindow& w, int rank) {
       if (state.mode == LockMode::kShared) {
         ReleaseShared(w.lock_words(rank));
       } else {
-        ReleaseExclusive(w.all_lock_words(), w.lock_words(rank));
+        ReleaseExclusive(w.exclusive_share, w.all_lock_words(),
+                         w.lock_words(rank));
       }
     }
   }

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -12,6 +14,10 @@ namespace rmashim {
 namespace {
 
 constexpr int kThreads = 4;
+
+uint64_t Holders(uint64_t word) {
+  return GateAHolders(word) + GateBHolders(word);
+}
 constexpr int kRounds = 20000;
 
 template <typename Body>
@@ -32,8 +38,8 @@ TEST(ShmLockTest, ExclusiveLockLosesNoUpdate) {
     }
   });
   EXPECT_EQ(counter, long{kThreads} * kRounds);
-  EXPECT_EQ(target.lock.load(), 0u);
-  EXPECT_EQ(all.all.load(), 0u);
+  EXPECT_EQ(Holders(target.lock.load()), 0u);
+  EXPECT_EQ(Holders(all.all.load()), 0u);
 }
 
 TEST(ShmLockTest, SharedHoldersCoexistAndExcludeWriters) {
@@ -60,7 +66,7 @@ TEST(ShmLockTest, SharedHoldersCoexistAndExcludeWriters) {
     }
   });
   EXPECT_FALSE(overlap.load());
-  EXPECT_EQ(target.lock.load(), 0u);
+  EXPECT_EQ(Holders(target.lock.load()), 0u);
 }
 
 TEST(ShmLockTest, LockAllExcludesExclusiveLocks) {
@@ -86,21 +92,21 @@ TEST(ShmLockTest, LockAllExcludesExclusiveLocks) {
     }
   });
   EXPECT_FALSE(overlap.load());
-  EXPECT_EQ(all.all.load(), 0u);
+  EXPECT_EQ(Holders(all.all.load()), 0u);
 }
 
 TEST(ShmLockTest, ExclusiveOnDifferentTargetsDoNotBlockEachOther) {
   LockWords all, a, b;
   AcquireExclusive(all, a);
   AcquireExclusive(all, b);  // would spin forever if it conflicted with `a`
-  EXPECT_EQ(all.all.load() >> 32, 2u);
+  EXPECT_EQ(GateBHolders(all.all.load()), 2u);
   ReleaseExclusive(all, b);
   ReleaseExclusive(all, a);
-  EXPECT_EQ(all.all.load(), 0u);
+  EXPECT_EQ(Holders(all.all.load()), 0u);
 }
 
 TEST(ShmLockTest, StripeWritersExcludeEveryoneReadersShare) {
-  std::atomic<uint32_t> stripe{0};
+  StripeWord stripe{0};
   long plain = 0;                // written only under the exclusive stripe
   std::atomic<long> atomic{0};   // updated atomically under the shared one
   std::atomic<int> writers{0};
@@ -125,7 +131,130 @@ TEST(ShmLockTest, StripeWritersExcludeEveryoneReadersShare) {
   EXPECT_FALSE(overlap.load());
   EXPECT_EQ(plain, long{kThreads / 2} * (kRounds / 4));
   EXPECT_EQ(atomic.load(), long{kThreads} * (kRounds / 4));
-  EXPECT_EQ(stripe.load(), 0u);
+  EXPECT_EQ(Holders(stripe.load()), 0u);
+}
+
+// Fairness: `streams` threads take epochs of one kind back to back, each
+// held `hold`, staggered so that at every moment one of them holds (a
+// waiter that needs a gap between them never finds one), until the needy
+// thread has had `needed` epochs of the conflicting kind or `limit` passed.
+// Returns whether the needy thread finished while the streams still ran
+// (bounded waiting: it got in between stream epochs).
+bool NeedyFinishesAmidStreams(int streams,
+                              const std::function<void(int)>& stream_epoch,
+                              const std::function<void()>& needy_epoch) {
+  using Clock = std::chrono::steady_clock;
+  constexpr int kNeeded = 20;
+  const auto limit = Clock::now() + std::chrono::seconds(5);
+  std::atomic<bool> needy_done{false};
+  std::vector<std::thread> threads;
+  for (int s = 0; s < streams; ++s) {
+    threads.emplace_back([&, s] {
+      // Staggered start: stream s begins s/streams of an epoch later.
+      std::this_thread::sleep_for(std::chrono::microseconds(500 * s));
+      while (!needy_done.load() && Clock::now() < limit) stream_epoch(s);
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // streams run
+  for (int i = 0; i < kNeeded; ++i) needy_epoch();
+  const bool in_time = Clock::now() < limit;
+  needy_done = true;
+  for (std::thread& t : threads) t.join();
+  return in_time;
+}
+
+void HoldFor(int us) {
+  std::this_thread::sleep_for(std::chrono::microseconds(us));
+}
+
+TEST(ShmLockFairnessTest, LockAllAmidExclusiveLocksOnOtherTargets) {
+  LockWords all;
+  std::vector<LockWords> targets(3);
+  EXPECT_TRUE(NeedyFinishesAmidStreams(
+      2,
+      [&](int s) {
+        AcquireExclusive(all, targets[s]);
+        HoldFor(1000);
+        ReleaseExclusive(all, targets[s]);
+      },
+      [&] {
+        AcquireAll(all);
+        ReleaseAll(all);
+      }))
+      << "MPI_Win_lock_all starved by exclusive locks";
+}
+
+TEST(ShmLockFairnessTest, ExclusiveAmidLockAll) {
+  LockWords all, target;
+  EXPECT_TRUE(NeedyFinishesAmidStreams(
+      2,
+      [&](int) {
+        AcquireAll(all);
+        HoldFor(1000);
+        ReleaseAll(all);
+      },
+      [&] {
+        AcquireExclusive(all, target);
+        ReleaseExclusive(all, target);
+      }))
+      << "exclusive lock starved by lock_all";
+}
+
+TEST(ShmLockFairnessTest, ExclusiveAmidSharedLocks) {
+  LockWords all, target;
+  EXPECT_TRUE(NeedyFinishesAmidStreams(
+      2,
+      [&](int) {
+        AcquireShared(target);
+        HoldFor(1000);
+        ReleaseShared(target);
+      },
+      [&] {
+        AcquireExclusive(all, target);
+        ReleaseExclusive(all, target);
+      }))
+      << "exclusive lock starved by shared locks";
+}
+
+// A process holding an exclusive lock takes another one while a lock_all is
+// queued for the first: it must not queue behind that lock_all (which waits
+// for the process's locks: a deadlock).
+TEST(ShmLockFairnessTest, NestedExclusiveDoesNotQueueBehindLockAll) {
+  LockWords all, t1, t2;
+  ExclusiveShare share;  // one process's
+  AcquireExclusive(share, all, t1);
+  std::atomic<bool> lock_all_in{false};
+  std::thread waiter([&] {
+    AcquireAll(all);
+    lock_all_in = true;
+    ReleaseAll(all);
+  });
+  // Until the waiter has drawn its ticket.
+  while (all.all.load() >> 48 == 0) std::this_thread::yield();
+  AcquireExclusive(share, all, t2);  // would hang behind the waiter
+  EXPECT_FALSE(lock_all_in.load());
+  ReleaseExclusive(share, all, t2);
+  EXPECT_FALSE(lock_all_in.load());
+  ReleaseExclusive(share, all, t1);
+  waiter.join();
+  EXPECT_TRUE(lock_all_in.load());
+  EXPECT_EQ(Holders(all.all.load()), 0u);
+}
+
+TEST(ShmLockFairnessTest, StripeWriterAmidReaders) {
+  StripeWord stripe{0};
+  EXPECT_TRUE(NeedyFinishesAmidStreams(
+      2,
+      [&](int) {
+        AcquireStripeShared(stripe);
+        HoldFor(1000);
+        ReleaseStripeShared(stripe);
+      },
+      [&] {
+        AcquireStripeExclusive(stripe);
+        ReleaseStripeExclusive(stripe);
+      }))
+      << "stripe writer starved by readers";
 }
 
 }  // namespace
