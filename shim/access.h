@@ -49,6 +49,37 @@ inline EpochAccess CheckEpoch(ManagedWindow& w, int target) {
   return EpochAccess::kNoEpoch;
 }
 
+// The fast paths' whole check (wrap_rma.cc, accumulate.cc): `bytes` of a
+// predefined type at `disp` of `target` may be accessed directly, with no
+// error to report, through this process's own mapping. Sets `*addr`. False
+// sends the call through the full checks (which then find the error or the
+// route), so this only has to be right when it says yes: the target is a
+// window rank (not MPI_PROC_NULL), the epoch gives access without waiting
+// (not PSCW), the target's memory is mapped here and the bytes lie inside it.
+inline bool DirectWord(const ManagedWindow& w, int target, MPI_Aint disp,
+                       MPI_Aint bytes, std::byte** addr) {
+  if (static_cast<unsigned>(target) >= static_cast<unsigned>(w.comm_size()) ||
+      disp < 0) {
+    return false;
+  }
+  const AccessEpoch epoch = w.epoch;
+  if (epoch != AccessEpoch::kLockAll && epoch != AccessEpoch::kFence &&
+      !(epoch == AccessEpoch::kLock &&
+        w.locks[target].mode != LockMode::kNone)) {
+    return false;
+  }
+  const Target& t = w.target(target);
+  MPI_Aint offset;
+  if (!t.node_local() || t.pid != 0 ||
+      __builtin_mul_overflow(disp, static_cast<MPI_Aint>(t.disp_unit),
+                             &offset) ||
+      offset > t.size - bytes) {
+    return false;
+  }
+  *addr = t.base + offset;
+  return true;
+}
+
 // Whether `layout` placed at `disp` fits inside the target's window; false
 // means MPI_ERR_RMA_RANGE. Sets `*offset` to the byte offset of `disp`.
 inline bool FitsInTarget(const Target& t, MPI_Aint disp, const Layout& layout,

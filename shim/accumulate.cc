@@ -49,6 +49,11 @@ void ApplyRun(const ElementOp& e, bool exclusive, const Target& t,
   }
   const bool atomic = e.atomic != nullptr && n < kBulkElements &&
                       reinterpret_cast<uintptr_t>(t.base + offset) % e.align == 0;
+  if (n == 1) {  // one element, one stripe: no page arithmetic
+    StripeGuard guard(*t.header, offset, /*exclusive=*/!atomic);
+    (atomic ? e.atomic : e.plain)(t.base + offset, origin, result, 1);
+    return;
+  }
   for (size_t done = 0; done < n;) {
     // Elements whose first byte lies on this page.
     const MPI_Aint page_end = (offset | (kStripePage - 1)) + 1;
@@ -81,6 +86,34 @@ int CompletePassedThrough(ManagedWindow& w, int target) {
   if (!w.locks[target].mpi_ops_pending) return MPI_SUCCESS;
   w.locks[target].mpi_ops_pending = false;
   return PMPI_Win_flush(target, w.app_win());
+}
+
+// The family's fast path: `count` elements of predefined `type` on every
+// side, packed in the user's buffers (`origin` unused with MPI_NO_OP), to a
+// target of a single-node window mapped here, in an epoch that gives access.
+// Applies them as the full path would (ApplyRun: the same stripes and
+// kernels) and returns true; false sends the call through the full checks,
+// which find any error.
+bool TryFastRun(ManagedWindow& w, MPI_Datatype type, int count, MPI_Op op,
+                int target, MPI_Aint disp, const void* origin, void* result) {
+  if (!IsBuiltinType(type) || count <= 0 || !w.locks_in_shm() ||
+      (op != MPI_NO_OP && origin == nullptr)) {
+    return false;
+  }
+  const ElementOp* e;
+  std::byte* addr;
+  if (FindElementOp(type, op, &e) != MPI_SUCCESS || e->extent != e->size ||
+      !DirectWord(w, target, disp,
+                  MPI_Aint{count} * BuiltinTypeSize(type), &addr)) {
+    return false;
+  }
+  const Target& t = w.target(target);
+  const MPI_Aint offset = addr - t.base;
+  const std::byte* src =
+      op == MPI_NO_OP ? addr : static_cast<const std::byte*>(origin);
+  ApplyRun(*e, HoldsExclusive(w, target), t, offset, src,
+           static_cast<std::byte*>(result), static_cast<size_t>(count));
+  return true;
 }
 
 Route Admit(ManagedWindow& w, int target, MPI_Aint disp,
@@ -168,6 +201,19 @@ int PackElements(const void* buf, int count, MPI_Datatype type,
 
 Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
   const bool fetching = c.fetching;
+  const bool same_origin = c.op == MPI_NO_OP
+                               ? fetching
+                               : c.origin_type == c.target_type &&
+                                     c.origin_count == c.target_count;
+  const bool same_result = !fetching || (c.result != nullptr &&
+                                         c.result_type == c.target_type &&
+                                         c.result_count == c.target_count);
+  if (same_origin && same_result &&
+      TryFastRun(w, c.target_type, c.target_count, c.op, c.target, c.disp,
+                 c.origin, fetching ? c.result : nullptr)) {
+    *rc = MPI_SUCCESS;
+    return Route::kDone;
+  }
   Layout target_layout, origin_layout, result_layout;
   if ((*rc = DescribeLayout(c.target_count, c.target_type, &target_layout))) {
     return Route::kDone;
@@ -272,6 +318,11 @@ Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
 Route FetchAndOpDirect(ManagedWindow& w, const void* origin, void* result,
                        MPI_Datatype type, int target, MPI_Aint disp,
                        MPI_Op op, int* rc) {
+  if (result != nullptr &&
+      TryFastRun(w, type, 1, op, target, disp, origin, result)) {
+    *rc = MPI_SUCCESS;
+    return Route::kDone;
+  }
   Layout layout;
   if ((*rc = DescribeLayout(1, type, &layout)) ||
       (op != MPI_NO_OP && (*rc = CheckBuffer(origin, type, layout))) ||
@@ -310,6 +361,20 @@ Route CompareAndSwapDirect(ManagedWindow& w, const void* origin,
                            const void* compare, void* result,
                            MPI_Datatype type, int target, MPI_Aint disp,
                            int* rc) {
+  const CompareSwapOp* cas = nullptr;
+  std::byte* addr;
+  if (IsBuiltinType(type) && origin != nullptr && compare != nullptr &&
+      result != nullptr && w.locks_in_shm() &&
+      FindCompareSwap(type, &cas) == MPI_SUCCESS &&
+      DirectWord(w, target, disp, BuiltinTypeSize(type), &addr)) {
+    const Target& t = w.target(target);
+    ApplyCompareSwap(*cas, HoldsExclusive(w, target), t, addr - t.base,
+                     static_cast<const std::byte*>(origin),
+                     static_cast<const std::byte*>(compare),
+                     static_cast<std::byte*>(result));
+    *rc = MPI_SUCCESS;
+    return Route::kDone;
+  }
   Layout layout;
   if ((*rc = DescribeLayout(1, type, &layout)) ||
       (*rc = CheckBuffer(origin, type, layout)) ||
@@ -317,7 +382,6 @@ Route CompareAndSwapDirect(ManagedWindow& w, const void* origin,
       (*rc = CheckBuffer(result, type, layout))) {
     return Route::kDone;
   }
-  const CompareSwapOp* cas = nullptr;
   if ((*rc = FindCompareSwap(type, &cas))) return Route::kDone;
   if (Admit(w, target, disp, layout, rc) == Route::kPassThrough) {
     return Route::kPassThrough;
