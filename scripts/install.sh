@@ -32,6 +32,8 @@ DESCRIPTION
       PREFIX/lib/pkgconfig/dart.pc          MPICH's mpich.pc (libmpich-dev)
       PREFIX/bin/rmashim                  launcher and profile report
       PREFIX/lib/rmashim/*.py             the launcher's report modules
+      PREFIX/share/man/man1/rmashim.1,    its --help texts as man pages
+        rmashim-report.1
     PREFIX may be relative (to the directory bazel was run from). The
     installed tree is relocatable: move PREFIX anywhere.
 
@@ -111,6 +113,20 @@ Libs.private: $private
 EOF
 }
 
+# write_man NAME COMMAND...: PREFIX/share/man/man1/NAME.1, the command's
+# man-style --help text as a preformatted page (man NAME once MANPATH has
+# PREFIX/share/man).
+write_man() {
+  local name=$1 page
+  shift
+  page="$prefix/share/man/man1/$name.1"
+  mkdir -p "$(dirname "$page")"
+  { echo ".TH ${name^^} 1 \"\" \"rmashim $version\" \"rmashim\""
+    echo ".nf"
+    "$@" | sed -e 's/\\/\\e/g' -e 's/^\([.'"'"']\)/\\\&\1/'
+    echo ".fi"; } >"$page"
+}
+
 main() {
   case "${1:-}" in
     -h|--help) usage; exit 0 ;;
@@ -136,6 +152,8 @@ main() {
   for module in rmashim_report.py rmashim_png.py rmashim_check.py; do
     install_file "$root/tools/$module" "$prefix/lib/rmashim/$module" 644
   done
+  write_man rmashim "$prefix/bin/rmashim" --help
+  write_man rmashim-report "$prefix/bin/rmashim" report --help
   mkdir -p "$prefix/lib/pkgconfig"
   write_pc rmashim "rmashim: node-local MPI RMA in shared memory (PMPI shim)" \
     "-lrmashim" "" \

@@ -21,6 +21,10 @@ for f in lib/librmashim.so lib/libdart.so lib/libdart.a bin/rmashim \
   [[ -f "$prefix/$f" && ! -L "$prefix/$f" ]] || { echo "missing or a symlink: $f" >&2; exit 1; }
 done
 [[ -x "$prefix/bin/rmashim" ]]
+for page in rmashim rmashim-report; do
+  grep -q "^\.TH ${page^^} 1" "$prefix/share/man/man1/$page.1"
+  grep -q '^SYNOPSIS' "$prefix/share/man/man1/$page.1"
+done
 # Nothing installed refers to where it was built or staged.
 if grep -rIl -e "$tmp/stage" -e execroot -e bazel-out -e runfiles "$prefix"; then
   echo "installed files refer to the build or stage directory" >&2
