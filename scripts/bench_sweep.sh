@@ -12,6 +12,12 @@
 #
 # Ranks beyond the machine's cores are oversubscribed (MPICH allows it);
 # every step has a time limit, and a failed step is reported, not fatal.
+#
+# Baselines: bench/small_ops runs three times: with librmashim.so preloaded
+# (floor, shim and opted-out native interleaved in one process), with
+# nothing preloaded (truly native MPICH: no wrappers at all; the summary
+# compares it with the opted-out column), and built with mpicxx.openmpi and
+# run on Open MPI's osc/sm (the peer column).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,12 +48,14 @@ fi
 # Steps: "name ranks program [args]" (CSV goes to name.csv, stderr to
 # name.log). rma_accumulate times its key rows only here (the full table:
 # scripts/bench_accumulate.sh).
-steps=("osu_rma 2 osu_rma" "rma_accumulate 2 rma_accumulate --key")
+# Steps whose name ends in _nopreload run with nothing preloaded.
+steps=("small_ops 2 small_ops" "small_ops_nopreload 2 small_ops"
+       "osu_rma 2 osu_rma" "rma_accumulate 2 rma_accumulate --key")
 for n in "${gups_ranks[@]}"; do steps+=("gups_${n} $n gups"); done
 for n in "${stencil_ranks[@]}"; do steps+=("stencil_${n} $n stencil"); done
 for n in "${halo_ranks[@]}"; do steps+=("halo_${n} $n halo"); done
 steps+=("overlap 2 overlap" "numa 2 numa")
-total=$((${#steps[@]} + 2))  # + build + plots
+total=$((${#steps[@]} + 3))  # + build + Open MPI step + plots
 
 progress() {  # [step/total] what (elapsed)
   printf '[%d/%d] %-34s elapsed %4d s\n' "$1" "$total" "$2" $((SECONDS - start))
@@ -84,7 +92,9 @@ for s in "${steps[@]}"; do
   step=$((step + 1))
   progress "$step" "$program on $ranks rank(s)"
   t0=$SECONDS
-  if mpirun.mpich -n "$ranks" env LD_PRELOAD="$shim" "bazel-bin/bench/$program" --csv \
+  preload=$shim
+  [[ $name == *_nopreload ]] && preload=""
+  if mpirun.mpich -n "$ranks" env LD_PRELOAD="$preload" "bazel-bin/bench/$program" --csv \
       "${quick_arg[@]}" "${extra[@]}" >"$out/$name.csv" 2>"$out/$name.log"; then
     grep -h "verification" "$out/$name.log" | sed 's/^/      /' || true
   else
@@ -93,6 +103,25 @@ for s in "${steps[@]}"; do
   fi
   echo "      done in $((SECONDS - t0)) s"
 done
+# Open MPI osc/sm as a peer: small_ops built with mpicxx.openmpi outside
+# Bazel (its "shim" and "native" columns are then both Open MPI's window).
+step=$((step + 1))
+progress "$step" "small_ops on Open MPI osc/sm"
+t0=$SECONDS
+ompi=(mpirun.openmpi --mca osc sm --bind-to none -n 2)
+[[ $(id -u) -eq 0 ]] && ompi+=(--allow-run-as-root)
+if command -v mpicxx.openmpi >/dev/null &&
+    mpicxx.openmpi -DOMPI_SKIP_MPICXX -std=c++20 -O3 -I. bench/small_ops.cc -ldl \
+      -o "$out/small_ops.openmpi" >"$out/small_ops_osc_sm.log" 2>&1 &&
+    "${ompi[@]}" "$out/small_ops.openmpi" --csv "${quick_arg[@]}" \
+      >"$out/small_ops_osc_sm.csv" 2>>"$out/small_ops_osc_sm.log"; then
+  grep -h "verification" "$out/small_ops_osc_sm.log" | sed 's/^/      /' || true
+else
+  failed+=("small_ops_osc_sm")
+  echo "      FAILED (see $out/small_ops_osc_sm.log)" >&2
+fi
+echo "      done in $((SECONDS - t0)) s"
+echo "openmpi: $(ompi_info --version 2>/dev/null | head -1)" >>"$out/machine.txt"
 echo "load_after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
 echo "sweep_seconds: $((SECONDS - start))" >>"$out/machine.txt"
 

@@ -23,6 +23,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+import small_ops_table  # noqa: E402  (scripts/, next to this file)
+
 NATIVE, SHIM, FLOOR, P2P = "#d62728", "#1f77b4", "#7f7f7f", "#2ca02c"
 SYNCS = ["flush", "lock", "lock_all", "fence", "pscw"]
 BEGIN, END = "<!-- bench-sweep:begin -->", "<!-- bench-sweep:end -->"
@@ -275,9 +277,13 @@ def plot_overlap(rows, results, made):
 
 # ---- Speedup bars ----
 
-def headline(osu, gups, stencil, halo):
-    """(label, native/shim speedup) of the cases README leads with."""
+def headline(osu, gups, stencil, halo, cores=2):
+    """(label, native/shim speedup) of the cases README leads with; runs with
+    more ranks than `cores` (oversubscribed) are left to their own tables."""
     out = []
+    gups = [r for r in gups if int(r["ranks"]) <= cores]
+    stencil = [r for r in stencil if int(r["ranks"]) <= cores]
+    halo = [r for r in halo if int(r["ranks"]) <= cores]
 
     def osu_row(op, sync, metric, size):
         return next((r for r in osu if r["op"] == op and r["sync"] == sync
@@ -363,7 +369,8 @@ def summary(results, osu, gups, stencil, halo, overlap, numa, cases, acc=()):
         f"{machine.get('os', '?')}, MPICH {machine.get('mpich', '?')}; load average "
         f"{machine.get('load_before', '?')} before, {machine.get('load_after', '?')} after; "
         f"sweep took {machine.get('sweep_seconds', '?')} s. Ranks beyond 2 are oversubscribed. "
-        "Every ratio compares native MPICH and rmashim measured in the same run.")
+        "Every ratio compares native MPICH and rmashim measured in the same run. The "
+        "first table leaves oversubscribed runs out; their rows below are labelled by ranks.")
     md.append("")
     if cases:
         md.append("| case | native / rmashim |")
@@ -438,6 +445,7 @@ def summary(results, osu, gups, stencil, halo, overlap, numa, cases, acc=()):
         md.append("")
     if acc:
         md += accumulate_summary(acc)
+        md += small_ops_table.table(results)
     if numa:
         md.append("| placement | op | bytes | native (us) | rmashim (us) | floor (us) |")
         md.append("| --- | --- | ---: | ---: | ---: | ---: |")
@@ -486,7 +494,13 @@ def main():
         plot_halo(halo, r, made)
     if overlap:
         plot_overlap(overlap, r, made)
-    cases = headline(osu, gups, stencil, halo)
+    cores = 2
+    machine_path = os.path.join(r, "machine.txt")
+    if os.path.exists(machine_path):
+        for line in open(machine_path):
+            if line.startswith("cores:") and line.split(":")[1].strip().isdigit():
+                cores = int(line.split(":")[1])
+    cases = headline(osu, gups, stencil, halo, cores)
     plot_speedup(cases, r, made)
     text = summary(r, osu, gups, stencil, halo, overlap, numa, cases, acc)
     with open(os.path.join(r, "summary.md"), "w") as f:
