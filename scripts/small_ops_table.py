@@ -60,7 +60,7 @@ def table(results):
     if not shim:
         return []
     md = ["Small operations and window creation (bench/small_ops, 2 ranks, one node; us per "
-          "operation, median of interleaved batches). *truly native*: MPICH with nothing "
+          "operation, fastest of the interleaved batches). *truly native*: MPICH with nothing "
           "preloaded (a separate run); *opted out*: a native window in the preloaded process "
           "(same run as rmashim and the floor); *osc/sm*: the same program on Open MPI "
           "(`--mca osc sm`, its plain window). A rmashim/floor below 1 would be a measurement "
