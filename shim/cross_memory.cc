@@ -1,3 +1,6 @@
+// Moving RMA data to and from MPI_Win_create memory of node-local peers with
+// cross-memory attach (process_vm_readv/writev), in calls the kernel moves
+// whole, under the accumulate stripes where updates need them.
 #include "shim/cross_memory.h"
 
 #include <limits.h>
@@ -35,18 +38,39 @@ bool RemoteRanges(std::byte* remote, const TypedBuffer& side,
 
 }  // namespace
 
-// IOV_MAX ranges per system call.
+// Bytes per system call: the kernel moves at most MAX_RW_COUNT (just under
+// 2 GiB) per process_vm_readv/writev and reports a partial transfer beyond.
+constexpr size_t kMaxCallBytes = size_t{1} << 30;
+
+// At most IOV_MAX ranges and kMaxCallBytes per system call; ranges larger
+// than that are split.
 bool CrossMemoryMove(bool to_remote, pid_t pid, std::byte* local, size_t bytes,
                      std::vector<iovec>& ranges) {
   size_t done = 0;
-  for (size_t first = 0; first < ranges.size(); first += IOV_MAX) {
-    const size_t n = std::min<size_t>(IOV_MAX, ranges.size() - first);
+  size_t index = 0, used = 0;  // next range, and how much of it has moved
+  std::vector<iovec> batch;
+  batch.reserve(std::min<size_t>(IOV_MAX, ranges.size()));
+  while (index < ranges.size()) {
+    batch.clear();
     size_t chunk = 0;
-    for (size_t i = first; i < first + n; ++i) chunk += ranges[i].iov_len;
+    while (index < ranges.size() && batch.size() < IOV_MAX &&
+           chunk < kMaxCallBytes) {
+      const size_t left = ranges[index].iov_len - used;
+      const size_t take = std::min(left, kMaxCallBytes - chunk);
+      batch.push_back({static_cast<std::byte*>(ranges[index].iov_base) + used,
+                       take});
+      chunk += take;
+      used += take;
+      if (used == ranges[index].iov_len) {
+        ++index;
+        used = 0;
+      }
+    }
     iovec here{local + done, chunk};
     const ssize_t moved =
-        to_remote ? process_vm_writev(pid, &here, 1, &ranges[first], n, 0)
-                  : process_vm_readv(pid, &here, 1, &ranges[first], n, 0);
+        to_remote
+            ? process_vm_writev(pid, &here, 1, batch.data(), batch.size(), 0)
+            : process_vm_readv(pid, &here, 1, batch.data(), batch.size(), 0);
     if (moved != static_cast<ssize_t>(chunk)) return false;
     done += chunk;
   }

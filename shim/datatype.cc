@@ -1,3 +1,5 @@
+// Datatype layouts and MPICH pack-engine copies with large counts (MPI_Count
+// and the MPI-4 _c functions throughout: byte counts may exceed 2 GiB).
 #include "shim/datatype.h"
 
 #include <cstring>
@@ -83,9 +85,9 @@ int DescribeLayout(int count, MPI_Datatype type, Layout* out) {
   if (DescribeBuiltin(count, type, out)) return MPI_SUCCESS;
   if (type == MPI_DATATYPE_NULL) return MPI_ERR_TYPE;
   MPI_Count size = 0;
-  int packed = 0;  // MPI_Pack_size rejects uncommitted types
+  MPI_Count packed = 0;  // MPI_Pack_size rejects uncommitted types
   if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS ||
-      PMPI_Pack_size(1, type, PackComm(), &packed) != MPI_SUCCESS) {
+      PMPI_Pack_size_c(1, type, PackComm(), &packed) != MPI_SUCCESS) {
     return MPI_ERR_TYPE;
   }
   MPI_Count lb = 0, extent = 0, true_lb = 0, true_extent = 0;
