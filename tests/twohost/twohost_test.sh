@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# The two-host tier (issue 18): runs the differential programs of tests/diff
+# and the rma_fuzz seeds of tests/fuzz across two simulated hosts on this
+# machine (hosts.sh: separate network, UTS, IPC, mount (/dev/shm, /proc) and
+# PID namespaces, UCX over TCP on a veth pair), on 2 ranks (1+1) and 4 ranks
+# (2+2), natively and with librmashim.so preloaded. Unlike MPICH's simulated
+# splits (MPIR_CVAR_ODD_EVEN_CLIQUES), ranks on different hosts here share no
+# memory, no /dev/shm and no PIDs, so a shim that took a remote rank for a
+# node-local one could not map its memory and would fail.
+# Each comparison requires byte-identical stdout, the shim's profile to show
+# every window of the program managed (tests/profile/check_engaged.py: at
+# least the measured number of operations served directly, only the
+# multi_node_window fallbacks windows spanning hosts explain, no "rmashim:"
+# warning), and check_twohost.py: operations to the other host counted as
+# remote (passed to MPI), and on 2+2 node-local ones on the same host served
+# by the shim; on 1+1 none counted node-local.
+#
+#   twohost_test.sh --shim librmashim.so --diff-bin DIR --fuzz rma_fuzz
+#       --fuzz-diff fuzz_diff.sh --checker check_engaged.py [--quick]
+# DIR holds tests/diff's *_bin programs. --quick: only put_get and one fuzz
+# batch (for trying the setup).
+#
+# Where this machine does not let us create the namespaces (not root, no
+# CAP_SYS_ADMIN, a sandbox), it prints "SKIPPED: ..." with the reason and
+# exits 0; with RMASHIM_TWOHOST_REQUIRED=1 it fails instead.
+set -uo pipefail
+export PATH=/usr/sbin:/sbin:$PATH
+here=$(dirname "$(readlink -f "$0")")
+shim="" diff_bin="" fuzz="" fuzz_diff="" checker="" quick=0
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --shim) shim=$(readlink -f "$2"); shift 2 ;;
+    --diff-bin) diff_bin=$(readlink -f "$2"); shift 2 ;;
+    --fuzz) fuzz=$(readlink -f "$2"); shift 2 ;;
+    --fuzz-diff) fuzz_diff=$(readlink -f "$2"); shift 2 ;;
+    --checker) checker=$(readlink -f "$2"); shift 2 ;;
+    --quick) quick=1; shift ;;
+    *) sed -n '2,26p' "$0" >&2; exit 64 ;;
+  esac
+done
+[[ -n "$shim" && -n "$diff_bin" && -n "$fuzz" && -n "$fuzz_diff" && -n "$checker" ]] ||
+  { sed -n '2,26p' "$0" >&2; exit 64; }
+
+if ! why=$(bash "$here/hosts.sh" check); then
+  echo "SKIPPED: two-host tier: $why"
+  [[ "${RMASHIM_TWOHOST_REQUIRED:-0}" == 1 ]] && { echo "RMASHIM_TWOHOST_REQUIRED=1: failing"; exit 1; }
+  exit 0
+fi
+
+work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/twohost.XXXXXX")
+state=$work/hosts
+cleanup() {
+  bash "$here/hosts.sh" down "$state"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+bash "$here/hosts.sh" up "$state" || { echo "FAIL: could not set up the two hosts"; exit 1; }
+export RMASHIM_TWOHOST_DIR=$state
+run=$here/run_twohost.sh
+start=$SECONDS
+failures=0 passed=0
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+# The hosts are what they claim: 2+2 ranks on two hostnames, each host with
+# its own /dev/shm, PID and network namespace, none of them this machine's.
+"$run" 4 twohost none /bin/sh -c \
+  'echo "$(hostname) $(stat -f -c %i /dev/shm) $(readlink /proc/self/ns/pid) $(readlink /proc/self/ns/net)"' \
+  >"$work/hosts.txt" 2>&1
+mine="$(stat -f -c %i /dev/shm) $(readlink /proc/self/ns/pid) $(readlink /proc/self/ns/net)"
+if [[ $(sort "$work/hosts.txt" | uniq -c | awk '{print $1, $2}' | tr '\n' ' ') != "2 rmhosta 2 rmhostb " ]] ||
+   [[ $(sort -u "$work/hosts.txt" | wc -l) -ne 2 ]] ||
+   [[ $(awk '{print $2; print $3; print $4}' "$work/hosts.txt" | sort -u | wc -l) -ne 6 ]] ||
+   grep -qF -e "$(echo "$mine" | cut -d' ' -f1) " -e "$(echo "$mine" | cut -d' ' -f2)" \
+     -e "$(echo "$mine" | cut -d' ' -f3)" "$work/hosts.txt"; then
+  fail "the two hosts are not separate (hostname, /dev/shm fs id, pid ns, net ns per rank):"
+  cat "$work/hosts.txt"
+else
+  echo "hosts: $(sort -u "$work/hosts.txt" | tr '\n' ';')"
+  passed=$((passed + 1))
+fi
+
+# Differential programs: name | program and arguments | check_engaged.py
+# options | check_twohost.py options | least operations served directly on
+# 2 (1+1) and 4 (2+2) ranks (measured 2026-11-25, as in tests/diff/BUILD:
+# deterministic but for the compare_and_swap retry loops of atomics and
+# create_sync, which only add; on 1+1 only the ranks' own window parts are
+# node-local). --node-served: the shim must serve more operations than
+# those to the rank itself on 2+2 (for programs whose same-host operations
+# are not all accumulates or PSCW, which go to MPI on windows spanning
+# hosts). Each program also checks its own results against a serial
+# reference. A subset of tests/diff, for CI time: errors on other flavors
+# and with NULL buffers, progress, win_queries and darray are left out.
+MN="multi_node_window"
+A="--managed=allocate"
+DIFF=(
+  "put_get|put_get_bin|$A|--node-served|120|450"
+  "datatypes|datatypes_bin|$A|--node-served|56|226"
+  "fence_halo|fence_halo_bin|$A --allow-fallback=$MN:allocate|--node-served|4|112"
+  "pscw_ring|pscw_ring_bin|$A --allow-fallback=$MN:allocate||0|2"
+  "atomics|atomics_bin|$A --allow-fallback=$MN:allocate||25|52"
+  "window_mix|window_mix_bin|--managed=allocate,create,shared --unmanaged=dynamic|--node-served|10|34"
+  "create_sync|create_sync_bin|--managed=create --allow-fallback=$MN:create||12|28"
+  "errors_allocate|errors_bin allocate|$A|--node-served|0|2"
+  "split_accumulate|split_accumulate_bin|--managed=allocate,create --allow-fallback=$MN:allocate,$MN:create||96|384"
+)
+(( quick )) && DIFF=("${DIFF[0]}")
+
+diff_one() {  # ranks, then a DIFF entry's fields
+  local n=$1 name=$2 prog=$3 opts=$4 placement=$5 floor=$6 out=$work/$name.$1
+  local -a argv=($prog)
+  argv[0]=$diff_bin/${argv[0]}
+  local t0=$SECONDS rc=0
+  "$run" "$n" twohost none "${argv[@]}" >"$out.native" 2>"$out.native.err" || rc=$?
+  if [[ $rc -ne 0 || ! -s "$out.native" ]]; then
+    fail "$name, $n ranks: native MPICH failed (exit $rc)"
+    tail -5 "$out.native.err"
+    return
+  fi
+  rm -f "$out.json"
+  rc=0
+  RMASHIM_PROFILE=$out.json "$run" "$n" twohost "$shim" "${argv[@]}" \
+    >"$out.shim" 2>"$out.shim.err" || rc=$?
+  if [[ $rc -ne 0 ]]; then
+    fail "$name, $n ranks: the shim run failed (exit $rc)"
+    tail -5 "$out.shim.err"
+    return
+  fi
+  if ! diff -u "$out.native" "$out.shim" >"$out.diff"; then
+    fail "$name, $n ranks: shim output differs from native MPICH"
+    head -40 "$out.diff"
+    return
+  fi
+  local -a check=($opts)
+  if ! python3 "$checker" --profile "$out.json" --stderr "$out.shim.err" \
+       --ranks "$n" --layout twohost --min-served "$floor" "${check[@]}" \
+       >"$out.engaged" 2>&1; then
+    fail "$name, $n ranks: the shim did not engage as expected"
+    cat "$out.engaged"
+    return
+  fi
+  if ! python3 "$here/check_twohost.py" --profile "$out.json" --ranks "$n" \
+       $placement >"$out.twohost" 2>&1; then
+    fail "$name, $n ranks: operations not where the hosts put them"
+    cat "$out.twohost"
+    return
+  fi
+  echo "$name, $n ranks: identical ($(wc -l <"$out.native") lines, $((SECONDS - t0)) s);" \
+       "$(sed 's/ ([0-9]* ranks, layout twohost)$//' "$out.engaged"); $(cat "$out.twohost")"
+  passed=$((passed + 1))
+}
+
+for n in 2 4; do
+  for entry in "${DIFF[@]}"; do
+    IFS='|' read -r name prog opts placement floor2 floor4 <<<"$entry"
+    diff_one "$n" "$name" "$prog" "$opts" "$placement" \
+      "$([[ $n == 2 ]] && echo "$floor2" || echo "$floor4")"
+  done
+done
+
+ended=$(cat "$work"/*.err 2>/dev/null | grep -c 'did not exit within' || true)
+echo "differential jobs MPICH left hanging in MPI_Finalize and the runner ended: $ended of $((4 * ${#DIFF[@]}))"
+
+# rma_fuzz seeds, the ones CI runs on the odd/even split (tests/fuzz/BUILD),
+# through fuzz_diff.sh with this tier's runner.
+FUZZ=("2|4001-4012|40" "4|6001-6005|40")
+(( quick )) && FUZZ=("2|4001-4005|40")
+for entry in "${FUZZ[@]}"; do
+  IFS='|' read -r n seeds ops <<<"$entry"
+  t0=$SECONDS
+  if bash "$fuzz_diff" --runner "$run" --shim "$shim" --program "$fuzz" \
+       --ranks "$n" --layout twohost --seeds "$seeds" --ops "$ops" \
+       --timeout 40 --minimize 60 --tries 1 --batch 5 --quiet \
+       --checker "$checker" >"$work/fuzz.$n" 2>&1; then
+    echo "rma_fuzz, $n ranks: seeds $seeds identical and engaged ($((SECONDS - t0)) s)"
+    passed=$((passed + 1))
+  else
+    fail "rma_fuzz, $n ranks, seeds $seeds"
+    cat "$work/fuzz.$n"
+  fi
+done
+
+echo "two-host tier: $((SECONDS - start)) s"
+echo "$passed passed, $failures failed"
+[[ $failures -eq 0 ]]
