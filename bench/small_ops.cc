@@ -84,12 +84,18 @@ std::vector<Result> RunInterleaved(const std::vector<Case>& cases, int rounds,
     si[c] = ItersOf(cases[c].shim, batch_ms);
     ni[c] = ItersOf(cases[c].native, batch_ms);
   }
+  // Odd rounds run the columns in reverse order, so none always follows the
+  // previous case's aftermath (e.g. the kernel freeing a 64 MiB window).
   for (int r = 0; r < rounds; ++r) {
     for (size_t c = 0; c < n; ++c) {
       const double per = 1e6 / cases[c].ops_per_call;
-      if (cases[c].floor) f[c].push_back(cases[c].floor(fi[c]) * per);
+      auto floor = [&] {
+        if (cases[c].floor) f[c].push_back(cases[c].floor(fi[c]) * per);
+      };
+      auto native = [&] { nat[c].push_back(cases[c].native(ni[c]) * per); };
+      if (r % 2 == 0) floor(); else native();
       s[c].push_back(cases[c].shim(si[c]) * per);
-      nat[c].push_back(cases[c].native(ni[c]) * per);
+      if (r % 2 == 0) native(); else floor();
     }
   }
   std::vector<Result> out(n);
