@@ -1,7 +1,5 @@
 #include "shim/runtime.h"
 
-#include <sys/prctl.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -69,9 +67,6 @@ void Runtime::Start(int thread_level) {
   SetSpinProgress(&PokeMpi);
   enabled_ = !EnvIsTrue("RMASHIM_DISABLE");
   thread_multiple_ = thread_level == MPI_THREAD_MULTIPLE;
-  // Under Yama's ptrace restriction, let node-local peers use cross-memory
-  // attach on this process's MPI_Win_create memory.
-  if (enabled_) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
   StartNodeTable();
   const std::vector<int>& nodes = WorldNodes();
   int world_rank = 0;

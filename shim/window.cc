@@ -174,6 +174,11 @@ int ManagedWindow::Adopt(Flavor flavor, MPI_Win app_win, void* base,
     return rc;
   }
   auto* my_base = static_cast<std::byte*>(base);
+  // Before MapTargets' exchange, so every peer allows attaching before any
+  // rank tries (CrossMemoryWorks).
+  if (flavor == Flavor::kCreate && w->has_node_peers()) {
+    w->cross_memory_grant_.Hold();
+  }
   w->MapTargets(comm, my_base, size, disp_unit);
   if (flavor == Flavor::kCreate && !w->CrossMemoryWorks(comm)) {
     w->app_win_ = MPI_WIN_NULL;

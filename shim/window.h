@@ -16,6 +16,7 @@
 
 #include "shim/node_segments.h"
 #include "shim/profile.h"
+#include "shim/ptracer.h"
 #include "shim/shm_lock.h"
 
 namespace rmashim {
@@ -237,6 +238,9 @@ class ManagedWindow {
   int node_size_ = 1;
   int first_node_rank_ = 0;
   std::vector<Target> targets_;
+  // MPI_Win_create windows with node-local peers: they attach to this
+  // process's memory (ptracer.h).
+  CrossMemoryGrant cross_memory_grant_;
 };
 
 // The profile record of any window, managed (`w`) or not.

@@ -141,6 +141,13 @@ dart_ret_t Register(dart_team_t teamid, size_t nelem, dart_datatype_t dtype,
     attached = PMPI_Win_attach(win, addr, s->my_size) == MPI_SUCCESS;
     if (attached) s->dyn_win = win;
   }
+  // Node-local units may attach to this memory: allowed before the
+  // exchange below, so before any of them tries.
+  for (int r = 0; r < team->size; ++r) {
+    if (r != team->myid && g_dart.node_local[team->members[r]]) {
+      s->cross_memory_grant.Hold();
+    }
+  }
   RegisteredPart part{0, s->my_size, getpid()};
   PMPI_Get_address(addr, &part.address);
   std::vector<RegisteredPart> parts(team->size);
@@ -164,6 +171,7 @@ dart_ret_t Register(dart_team_t teamid, size_t nelem, dart_datatype_t dtype,
   int both[2] = {cross, attached}, agreed[2];
   PMPI_Allreduce(both, agreed, 2, MPI_INT, MPI_MIN, team->comm);
   if (agreed[1] == 0) return DART_ERR_OTHER;  // s detaches in its destructor
+  if (agreed[0] == 0) s->cross_memory_grant.Drop();
   s->peers.resize(team->size);
   for (int r = 0; r < team->size; ++r) {
     Peer& p = s->peers[r];

@@ -1,5 +1,4 @@
 // dart_init / dart_exit and the queries that need nothing else.
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -66,9 +65,6 @@ dart_ret_t Init(int* argc, char*** argv, int required) {
   PMPI_Comm_size(s.world, &s.size);
   PMPI_Comm_group(s.world, &s.world_group);
   StartNodeTable();  // the core's windows find node peers with it
-  // Node-local peers may read and write registered memory with cross-memory
-  // attach even under Yama's ptrace restrictions.
-  prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
   FindNodes(s);
   GatherLocality(s);
   if (dart_ret_t rc = s.heap.Init(s.world, s.node_local, s.spans_nodes)) {

@@ -19,6 +19,7 @@
 
 #include "shim/dart/heap.h"
 #include "shim/dart/types.h"
+#include "shim/ptracer.h"
 #include "shim/window.h"
 
 // Opaque handles of the C interface.
@@ -77,6 +78,8 @@ struct Segment {
   uint16_t flags = 0;
   std::vector<Peer> peers;       // by team unit
   std::vector<uint8_t> pending;  // MPI operations to flush, by team unit
+  // Registered memory node-local units attach to (ptracer.h); released last.
+  CrossMemoryGrant cross_memory_grant;
 };
 
 // Deterministic id allocation: every member of a team takes and returns
