@@ -7,6 +7,7 @@ packages=(
   bazel-bootstrap g++ mpich libmpich-dev hwloc libhwloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-matplotlib
   valgrind
+  iproute2  # tests/twohost: network namespaces and veth pairs (ip)
   openmpi-bin libopenmpi-dev  # scripts/bench_accumulate.sh's osc/sm column
   # The real-application tier (tests/real_app, README "Real applications"):
   # NWChem and BAGEL built for MPICH, ARMCI-MPI, OpenCoarrays for MPICH.

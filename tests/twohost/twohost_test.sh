@@ -26,6 +26,11 @@
 set -uo pipefail
 export PATH=/usr/sbin:/sbin:$PATH
 here=$(dirname "$(readlink -f "$0")")
+if ! why=$(bash "$here/hosts.sh" check); then
+  echo "SKIPPED: two-host tier: $why"
+  [[ "${RMASHIM_TWOHOST_REQUIRED:-0}" == 1 ]] && { echo "RMASHIM_TWOHOST_REQUIRED=1: failing"; exit 1; }
+  exit 0
+fi
 shim="" diff_bin="" fuzz="" fuzz_diff="" checker="" quick=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -41,11 +46,6 @@ done
 [[ -n "$shim" && -n "$diff_bin" && -n "$fuzz" && -n "$fuzz_diff" && -n "$checker" ]] ||
   { sed -n '2,26p' "$0" >&2; exit 64; }
 
-if ! why=$(bash "$here/hosts.sh" check); then
-  echo "SKIPPED: two-host tier: $why"
-  [[ "${RMASHIM_TWOHOST_REQUIRED:-0}" == 1 ]] && { echo "RMASHIM_TWOHOST_REQUIRED=1: failing"; exit 1; }
-  exit 0
-fi
 
 work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/twohost.XXXXXX")
 state=$work/hosts
