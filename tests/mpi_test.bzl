@@ -30,7 +30,8 @@ def mpi_test(name, binary, ranks = RANKS, layouts = LAYOUTS, preload = True,
 
 def mpi_diff_test(name, binary, ranks = RANKS, layouts = LAYOUTS, args = [],
                   size = "medium", tags = [], managed = [], unmanaged = [],
-                  served = {}, fallbacks = {}, warnings = []):
+                  served = {}, fallbacks = {}, warnings = [], env = {},
+                  flaky = False):
     """Runs `binary` natively and under the shim; outputs must be identical,
     and the shim run's profile must show the shim engaged as declared
     (tests/profile/check_engaged.py):
@@ -49,6 +50,9 @@ def mpi_diff_test(name, binary, ranks = RANKS, layouts = LAYOUTS, args = [],
         window's unmanaged_flavor always is.
     warnings: regexes matching the "rmashim: ..." stderr warnings the run
         may print (none by default).
+    env: environment of both runs (e.g. UCX_TLS for MPI's transport).
+    flaky: Bazel reruns a failed test up to twice (for MPI's own
+        intermittent failures only; say which in the test's comment).
     """
     if not managed and not unmanaged:
         fail("mpi_diff_test %s: declare the window flavors (managed, unmanaged)" % name)
@@ -76,6 +80,8 @@ def mpi_diff_test(name, binary, ranks = RANKS, layouts = LAYOUTS, args = [],
                                 "$(rootpath %s)" % binary] + args,
                 data = [binary, SHIM, "//tests:run_mpi.sh",
                         "//tests/profile:check_engaged"],
+                env = env,
+                flaky = flaky,
                 size = size,
                 tags = tags + ["mpi"],
             )
