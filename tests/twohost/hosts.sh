@@ -60,6 +60,8 @@ check() {
   fi
   local err
   if ! err=$(ip netns add "$probe" 2>&1); then
+    # ip may leave the name behind when it fails after creating it.
+    ip netns del "$probe" >/dev/null 2>&1 || rm -f "/run/netns/$probe" 2>/dev/null || true
     echo "cannot create a network namespace (ip netns add: ${err:-failed}); needs root with CAP_SYS_ADMIN outside a sandbox"
     return 1
   fi

@@ -37,8 +37,15 @@ hosts="10.78.0.1:$a"
 (( b == 0 )) || hosts+=",10.78.0.2:$b"
 
 marks=$(mktemp -d "$state/marks.XXXXXX")
-preloads=$guard
-[[ "$preload" == none ]] || preloads="$(realpath "$preload"):$guard"
+libs=("$guard")
+[[ "$preload" == none ]] || libs=("$(realpath "$preload")" "$guard")
+# Sanitizer builds (bazel --config=asan_ubsan etc.): the sanitizer runtimes
+# these libraries link go first, ASan's before the others (as in
+# tests/run_mpi.sh).
+runtimes=$(ldd "${libs[@]}" | awk '$3 ~ /^\// && $1 ~ /^libasan\.so/ { a[$3] = 1 }
+  $3 ~ /^\// && $1 ~ /^lib(ubsan|tsan)\.so/ { o[$3] = 1 }
+  END { for (x in a) printf "%s:", x; for (x in o) printf "%s:", x }')
+preloads=$runtimes$(IFS=:; echo "${libs[*]}")
 env_args=(UCX_NET_DEVICES=rmsh0 "LD_PRELOAD=$preloads" "RMASHIM_TWOHOST_MARKS=$marks")
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-120}
 export RMASHIM_TWOHOST_DIR=$state
