@@ -41,13 +41,12 @@ int ManagedWindow::JoinComm(MPI_Comm comm) {
 // whether the window is managed at all (`vote`, `*agreed`).
 int ManagedWindow::AllocateSegments(MPI_Comm comm, MPI_Aint memory_bytes,
                                     Vote vote, Vote* agreed, void** segment) {
-  const int comm_size = static_cast<int>(node_index_.size());
-  *agreed = segments_.Create(comm, node_index_,
-                             HeaderBytes(comm_size) + memory_bytes, vote);
+  *agreed = segments_.Create(
+      comm, node_index_, HeaderBytes(post_counters()) + memory_bytes, vote);
   if (*agreed != Vote::kManage) return MPI_ERR_NO_MEM;
   *segment = segments_.segment(node_index_[rank_]);
   auto* header = new (*segment) SegmentHeader;
-  for (int r = 0; r < comm_size; ++r) {
+  for (int r = 0; r < post_counters(); ++r) {
     new (header->post_counters() + r) std::atomic<uint32_t>(0);
   }
   return MPI_SUCCESS;
@@ -64,7 +63,7 @@ void ManagedWindow::MapTargets(MPI_Comm comm, std::byte* my_base,
 
   targets_.resize(comm_size);
   locks.resize(comm_size);
-  const MPI_Aint header_bytes = HeaderBytes(comm_size);
+  const MPI_Aint header_bytes = HeaderBytes(post_counters());
   for (int r = 0; r < comm_size; ++r) {
     Target& t = targets_[r];
     t.size = all[r].size;
@@ -128,9 +127,8 @@ int ManagedWindow::Allocate(MPI_Aint size, int disp_unit, MPI_Info info,
   void* segment = nullptr;
   int rc = w->AllocateSegments(comm, size, vote, agreed, &segment);
   if (rc != MPI_SUCCESS) return rc;
-  int comm_size = 0;
-  PMPI_Comm_size(comm, &comm_size);
-  std::byte* my_base = static_cast<std::byte*>(segment) + HeaderBytes(comm_size);
+  std::byte* my_base =
+      static_cast<std::byte*>(segment) + HeaderBytes(w->post_counters());
   // The application's window: a real MPI window over the shared memory, so
   // remote ranks reach it through MPI and unwrapped calls work on it. Its
   // memory is shared, as MPI_Win_get_info's alloc_shm says for MPICH's own

@@ -36,9 +36,12 @@ inline constexpr int kStripes = 256;
 inline constexpr int kStripePageShift = 14;
 inline constexpr MPI_Aint kStripePage = MPI_Aint{1} << kStripePageShift;
 
-// The start of every rank's shared segment. Then come one post counter per
-// window rank (PSCW: how often that rank has posted to this one), then
-// padding to a page boundary, then the window's memory.
+// The start of every rank's shared segment. Then come, on windows whose
+// ranks all share one node (the only ones whose PSCW runs in shared memory;
+// there window rank = node index), one post counter per rank (PSCW: how
+// often that rank has posted to this one), then padding to a page boundary,
+// then the window's memory. So a node-local segment's header grows with the
+// node's rank count, never with the communicator's.
 struct alignas(64) SegmentHeader {
   LockWords lock_words;
   // PSCW: origins that have completed an access epoch on this target.
@@ -53,10 +56,12 @@ struct alignas(64) SegmentHeader {
   }
 };
 
-// Header bytes before the window memory: keeps it page-aligned.
-inline MPI_Aint HeaderBytes(int comm_size) {
+// Header bytes before the window memory, with `post_counters` counters:
+// keeps the memory page-aligned.
+inline MPI_Aint HeaderBytes(int post_counters) {
   constexpr MPI_Aint kPage = 4096;
-  const MPI_Aint bytes = sizeof(SegmentHeader) + sizeof(uint32_t) * comm_size;
+  const MPI_Aint bytes =
+      sizeof(SegmentHeader) + sizeof(uint32_t) * post_counters;
   return (bytes + kPage - 1) / kPage * kPage;
 }
 
@@ -193,6 +198,9 @@ class ManagedWindow {
   LockWords& lock_words(int rank) { return targets_[rank].header->lock_words; }
   LockWords& all_lock_words() { return targets_[0].header->lock_words; }
   SegmentHeader& header(int rank) { return *targets_[rank].header; }
+  // PSCW post counters in each header: one per rank on single-node windows,
+  // none on windows spanning nodes (their PSCW is MPI's).
+  int post_counters() const { return single_node_ ? node_size_ : 0; }
   // Window ranks of a group that is a subset of the window's group.
   std::vector<int> ToWindowRanks(MPI_Group group) const;
 
