@@ -7,17 +7,9 @@
 
 #include <cstdint>
 
-namespace rmashim {
+#include "shim/mpich_abi.h"
 
-// MPICH encodes a predefined datatype's kind and size in its handle
-// (mpir_datatype.h: HANDLE_KIND_BUILTIN in bits 30-31, MPIR_DATATYPE in bits
-// 26-29, size in bits 8-15), so the hot path needs no MPI call for them.
-inline bool IsBuiltinType(MPI_Datatype type) {
-  return (static_cast<uint32_t>(type) & 0xfc000000u) == 0x4c000000u;
-}
-inline int BuiltinTypeSize(MPI_Datatype type) {
-  return (static_cast<uint32_t>(type) >> 8) & 0xff;
-}
+namespace rmashim {
 
 // What `count` elements of a datatype occupy.
 struct Layout {

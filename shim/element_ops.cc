@@ -383,12 +383,7 @@ void PairApply(std::byte* target, const std::byte* origin, std::byte* result,
 // ---- Tables: one row of 15 ops (indexed by the low byte of MPICH's MPI_Op
 // handle, MPI_MAX = 1 ... MPI_NO_OP = 14) per predefined type.
 
-using OpRow = std::array<ElementOp, 15>;
-constexpr int OpIndex(MPI_Op op) { return static_cast<int>(op) & 0xff; }
-inline bool IsPredefinedOp(MPI_Op op) {
-  return (static_cast<uint32_t>(op) & 0xffffff00u) == 0x58000000u &&
-         OpIndex(op) >= 1 && OpIndex(op) <= 14;
-}
+using OpRow = std::array<ElementOp, kPredefinedOps>;
 
 template <typename T, typename Op>
 void Set(OpRow& row, MPI_Op op) {
@@ -473,8 +468,8 @@ Tables BuildTables() {
            !(simd != nullptr && std::strcmp(simd, "sse2") == 0);
   Tables t;
   auto add = [&t](MPI_Datatype type, const OpRow& row) {
-    t.builtin[static_cast<uint32_t>(type) & 0xff] = row;
-    t.known[static_cast<uint32_t>(type) & 0xff] = true;
+    t.builtin[BuiltinTypeIndex(type)] = row;
+    t.known[BuiltinTypeIndex(type)] = true;
   };
   for (MPI_Datatype type : {MPI_CHAR, MPI_SIGNED_CHAR, MPI_INT8_T, MPI_INTEGER1}) {
     add(type, IntegerRow<int8_t>());
@@ -527,17 +522,11 @@ const Tables& tables() {
   return t;
 }
 
-// MPICH's pair types are direct handles 0x8c000000 + 0..4.
-int PairIndex(MPI_Datatype type) {
-  const uint32_t h = static_cast<uint32_t>(type);
-  return (h & 0xffffff00u) == 0x8c000000u && (h & 0xff) < 5
-             ? static_cast<int>(h & 0xff)
-             : -1;
-}
+int PairIndex(MPI_Datatype type) { return PairTypeIndex(type); }
 
 const OpRow* RowFor(MPI_Datatype type) {
   if (IsBuiltinType(type)) {
-    const uint32_t index = static_cast<uint32_t>(type) & 0xff;
+    const uint32_t index = BuiltinTypeIndex(type);
     return tables().known[index] ? &tables().builtin[index] : nullptr;
   }
   const int pair = PairIndex(type);

@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include "shim/mpich_abi.h"
 #include "shim/runtime.h"
 #include "shim/window.h"
 
@@ -22,11 +23,9 @@ inline void NotePassedThrough(ManagedWindow& w, int target) {
   }
 }
 
-// A request for an operation the shim completed when it was issued. MPICH
-// never issues this handle (kind "invalid", index 1); the wait/test wrappers
-// (shim/wrap_request.cc) recognise it, so a node-local MPI_Rput costs no
-// MPI request object.
-inline const MPI_Request kCompletedRequest = static_cast<MPI_Request>(0x2c000001);
+// kCompletedRequest (mpich_abi.h) is the request of an operation the shim
+// completed when it was issued; the wait/test wrappers (shim/wrap_request.cc)
+// recognise it, so a node-local MPI_Rput costs no MPI request object.
 
 }  // namespace rmashim
 
