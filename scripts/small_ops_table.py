@@ -39,6 +39,11 @@ def _num(row, key):
         return math.nan
 
 
+def _fastest(row):
+    values = [v for v in (_num(row, "native_us"), _num(row, "shim_us")) if v > 0]
+    return min(values) if values else math.nan
+
+
 def _fmt(x):
     if math.isnan(x):
         return "-"
@@ -63,7 +68,8 @@ def table(results):
           "operation, fastest of the interleaved batches). *truly native*: MPICH with nothing "
           "preloaded (a separate run); *opted out*: a native window in the preloaded process "
           "(same run as rmashim and the floor); *osc/sm*: the same program on Open MPI "
-          "(`--mca osc sm`, its plain window). A rmashim/floor below 1 would be a measurement "
+          "(`--mca osc sm`). Those two runs time two windows of one library each; the "
+          "faster is shown. A rmashim/floor below 1 would be a measurement "
           "error and is flagged.", "",
           "| test | size | truly native | opted out | rmashim | CPU floor | rmashim / floor "
           "| osc/sm | target | met |",
@@ -71,8 +77,10 @@ def table(results):
     for key, r in shim.items():
         test, size = key
         native, s, floor = _num(r, "native_us"), _num(r, "shim_us"), _num(r, "floor_us")
-        truly = _num(bare.get(key), "shim_us")  # both columns are MPICH there
-        peer = _num(osc.get(key), "shim_us")
+        # Both columns of those runs are the same library's windows: the
+        # faster one is the baseline (the harder one to beat).
+        truly = _fastest(bare.get(key))
+        peer = _fastest(osc.get(key))
         ratio = s / floor if floor > 0 else math.nan
         target, met = "", ""
         if key in TARGETS:
@@ -86,7 +94,7 @@ def table(results):
         flag = " (below floor: measurement error)" if ratio < 1 else ""
         md.append(f"| {test} | {_size(size)} | {_fmt(truly)} | {_fmt(native)} | {_fmt(s)} | "
                   f"{_fmt(floor)} | {_fmt(ratio)}{flag} | {_fmt(peer)} | {target} | {met} |")
-    diffs = [(_num(r, "native_us"), _num(bare.get(k), "shim_us")) for k, r in shim.items()]
+    diffs = [(_num(r, "native_us"), _fastest(bare.get(k))) for k, r in shim.items()]
     diffs = [o / t for o, t in diffs if t > 0 and o > 0]
     if diffs:
         diffs.sort()
