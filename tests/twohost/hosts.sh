@@ -47,7 +47,10 @@ remove_stale() {
   for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^rmth[0-9]+[abl]$'); do
     pid=${ns#rmth}
     pid=${pid%?}
-    [[ -d /proc/$pid ]] || remove_set "rmth$pid"
+    # Gone, or a zombie nobody has reaped yet.
+    if [[ ! -d /proc/$pid ]] || [[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) == Z ]]; then
+      remove_set "rmth$pid"
+    fi
   done
 }
 
