@@ -13,7 +13,8 @@
 # the two variants interleaved, and prints the best time (gups: the best
 # rate) of every measurement per variant.
 #
-# Environment: WORK, UNITS (2), LAYOUTS ("node oddeven"), ROUNDS (7).
+# Environment: WORK, UNITS (2), LAYOUTS ("node oddeven"), ROUNDS (7),
+# BENCHES (the four above; a subset skips the others).
 set -euo pipefail
 
 if [ $# -ne 1 ] || [ ! -f "$1/dash/test/main.cc" ]; then
@@ -25,7 +26,7 @@ WORK=${WORK:-/tmp/dash_suite}
 UNITS=${UNITS:-2}
 LAYOUTS=${LAYOUTS:-node oddeven}
 ROUNDS=${ROUNDS:-7}
-BENCHES="bench.15.copy bench.03.gups bench.13.allreduce bench.14.accumulate"
+BENCHES=${BENCHES:-bench.15.copy bench.03.gups bench.13.allreduce bench.14.accumulate}
 
 nice -n 15 python3 "$REPO/scripts/dash_bench_build.py" --variant libdart \
   --dash-src "$WORK/libdart/src" --cmake-build "$WORK/libdart/cmake" \
