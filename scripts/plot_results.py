@@ -370,7 +370,20 @@ def summary(results, osu, gups, stencil, halo, overlap, numa, cases, acc=()):
         f"{machine.get('load_before', '?')} before, {machine.get('load_after', '?')} after; "
         f"sweep took {machine.get('sweep_seconds', '?')} s. Ranks beyond 2 are oversubscribed. "
         "Every ratio compares native MPICH and rmashim measured in the same run. The "
-        "first table leaves oversubscribed runs out; their rows below are labelled by ranks.")
+        "first table leaves oversubscribed runs out; their rows below are labelled by ranks."
+        + (f" Re-run after the sweep: {machine['rerun']}." if machine.get("rerun") else ""))
+    try:
+        loaded = float(machine.get("load_before", "0").split()[0]) > int(machine.get("cores", "1"))
+    except ValueError:
+        loaded = False
+    if loaded:
+        md.append("")
+        md.append("**The machine was loaded** (load average above its core count): native "
+                  "MPICH's passive-target operations wait for the target process to be "
+                  "scheduled, so native / rmashim ratios here measure the scheduler, not MPICH "
+                  "(quiet-machine ratios are 20-60x for 8-byte operations). The rmashim / floor "
+                  "ratios and the small-operations table (fastest of interleaved batches) are "
+                  "the load-robust results.")
     md.append("")
     if cases:
         md.append("| case | native / rmashim |")
