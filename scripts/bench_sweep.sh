@@ -7,7 +7,7 @@
 #   scripts/bench_sweep.sh [--quick] [--publish] [--out DIR]
 #     --quick    fewer sizes, iterations and rank counts (< 2 minutes)
 #     --publish  also copy the plots and summary to bench/results/ and put
-#                the summary into README.md (between the bench-sweep markers)
+#                the summary into docs/benchmarks.md (between the bench-sweep markers)
 #     --out DIR  results folder (default results/<timestamp>)
 #
 # Ranks beyond the machine's cores are oversubscribed (MPICH allows it);
@@ -131,7 +131,7 @@ for candidate in python3 /usr/bin/python3; do
   if "$candidate" -c 'import matplotlib' 2>/dev/null; then python=$candidate; break; fi
 done
 plot_args=("$out")
-[[ $publish -eq 1 ]] && plot_args+=(--publish bench/results --readme README.md)
+[[ $publish -eq 1 ]] && plot_args+=(--publish bench/results --readme docs/benchmarks.md)
 "$python" scripts/plot_results.py "${plot_args[@]}"
 
 echo "results: $out (CSV, PNG, summary.md); total $((SECONDS - start)) s"
