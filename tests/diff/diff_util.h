@@ -229,6 +229,27 @@ static inline void du_print_per_rank(const char* label, long long value) {
 
 /* Collective: prints the final verdict, finalizes MPI and returns the
  * process exit code (1 on any mismatch, on every rank). */
+/* A zeroed window of `words` int64 on MPI_COMM_WORLD: over this process's
+ * own memory (MPI_Win_create; *own is it, for free() after MPI_Win_free)
+ * or from MPI_Win_allocate (*own is NULL). Returns the local words. */
+static inline int64_t* du_int64_window(int create, int words, int64_t** own,
+                                       MPI_Win* win) {
+  int64_t* w = NULL;
+  *own = NULL;
+  if (create) {
+    *own = calloc((size_t)words, sizeof(int64_t));
+    w = *own;
+    MPI_Win_create(w, (MPI_Aint)words * 8, 8, MPI_INFO_NULL, MPI_COMM_WORLD,
+                   win);
+  } else {
+    MPI_Win_allocate((MPI_Aint)words * 8, 8, MPI_INFO_NULL, MPI_COMM_WORLD,
+                     &w, win);
+  }
+  for (int i = 0; i < words; ++i) w[i] = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  return w;
+}
+
 static inline int du_finish(void) {
   if (du_num_phases > 0) du_report();
   du_step("finish");

@@ -46,18 +46,9 @@ static void Round(MPI_Win win, int target, int round, int64_t* ones,
 
 static void Run(const char* flavor, int create) {
   const int me = du.rank, n = du.size;
-  int64_t* w = NULL;
   int64_t* own = NULL;
   MPI_Win win;
-  if (create) {
-    own = calloc(kWords, sizeof(int64_t));
-    w = own;
-    MPI_Win_create(own, kWords * 8, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
-  } else {
-    MPI_Win_allocate(kWords * 8, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &w, &win);
-  }
-  for (int i = 0; i < kWords; ++i) w[i] = 0;
-  MPI_Barrier(MPI_COMM_WORLD);
+  int64_t* w = du_int64_window(create, kWords, &own, &win);
   int64_t* ones = malloc(BULK * sizeof(int64_t));
   int64_t* fetched = malloc(BULK * sizeof(int64_t));
   for (int i = 0; i < BULK; ++i) ones[i] = 1;
