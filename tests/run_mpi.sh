@@ -34,4 +34,8 @@ if [[ "$preload" != none ]]; then
 fi
 # A hang fails the test instead of eating the CI budget.
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-120}
-exec mpirun.mpich -n "$ranks" env "${env_args[@]}" "$(realpath "$program")" "$@"
+# RMASHIM_MPIRUN_FLAGS: extra mpirun options from the test's env (words),
+# e.g. -disable-auto-cleanup for tests/diff:lost_update.
+read -r -a mpirun_flags <<<"${RMASHIM_MPIRUN_FLAGS:-}"
+exec mpirun.mpich "${mpirun_flags[@]}" -n "$ranks" env "${env_args[@]}" \
+  "$(realpath "$program")" "$@"
