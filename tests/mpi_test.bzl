@@ -26,7 +26,10 @@ def mpi_test(name, binary, ranks = RANKS, layouts = LAYOUTS, preload = True,
                 tags = tags + ["mpi"],
             )
             tests.append(test)
-    native.test_suite(name = name, tests = tests)
+    # A suite lists its tests explicitly, which would pull manual ones into
+    # `bazel test //...`; so it is manual when they are.
+    native.test_suite(name = name, tests = tests,
+                      tags = ["manual"] if "manual" in tags else [])
 
 def mpi_diff_test(name, binary, ranks = RANKS, layouts = LAYOUTS, args = [],
                   size = "medium", tags = [], managed = [], unmanaged = [],
@@ -86,4 +89,7 @@ def mpi_diff_test(name, binary, ranks = RANKS, layouts = LAYOUTS, args = [],
                 tags = tags + ["mpi"],
             )
             tests.append(test)
-    native.test_suite(name = name, tests = tests)
+    # A suite lists its tests explicitly, which would pull manual ones into
+    # `bazel test //...`; so it is manual when they are.
+    native.test_suite(name = name, tests = tests,
+                      tags = ["manual"] if "manual" in tags else [])
