@@ -1,7 +1,7 @@
 /* DART in one page: start the runtime, allocate symmetric global memory,
  * put into a neighbour, count with atomics, serialize with a lock, share
  * private memory, reduce, and stop. Build against libdart.so (README.md,
- * "DART"); run with mpirun -n N. Exits non-zero if any check fails. */
+ * "DART"); run with mpirun.mpich -n N. Exits non-zero if any check fails. */
 #include <dart/dart.h>
 #include <stdio.h>
 

@@ -66,7 +66,7 @@ case "$layout" in
   *) fail "unknown layout $layout" ;;
 esac
 
-# mpirun with the shim preloaded (or not: PRELOAD=none).
+# mpirun.mpich with the shim preloaded (or not: PRELOAD=none).
 run() {
   local preload=$1
   shift
@@ -148,7 +148,7 @@ case "$cmd" in
       abort | kill)
         ((rc != 0)) || fail "$mode run exited 0"
         grep -qx "rank $((ranks - 1)): $mode amid RMA traffic" "$piddir/victim" ||
-          fail "the victim did not $mode amid traffic (mpirun exit $rc)"
+          fail "the victim did not $mode amid traffic (mpirun.mpich exit $rc)"
         ;;
       *) fail "unknown mode $mode" ;;
     esac
@@ -158,7 +158,7 @@ case "$cmd" in
     ((alive_kib >= ranks * 1024)) ||
       fail "unnamed /dev/shm use grew by only ${alive_kib} KiB with windows alive"
     nothing_left "after $mode"
-    echo "ok: $mode, mpirun exit $rc, nothing left in /dev/shm"
+    echo "ok: $mode, mpirun.mpich exit $rc, nothing left in /dev/shm"
     ;;
   churn)
     rounds=$1
