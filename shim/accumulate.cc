@@ -6,6 +6,7 @@
 #include "shim/access.h"
 #include "shim/cross_memory.h"
 #include "shim/datatype.h"
+#include "shim/direct_stores.h"
 #include "shim/element_ops.h"
 #include "shim/flatten.h"
 #include "shim/runtime.h"
@@ -13,11 +14,6 @@
 
 namespace rmashim {
 namespace {
-
-// Updates of at least this many elements use plain loops under an
-// exclusive stripe: one lock per page beats one locked instruction per
-// element.
-constexpr size_t kBulkElements = 16;
 
 // Holds the stripe of the page containing a target offset (see kStripes).
 class StripeGuard {
@@ -42,13 +38,28 @@ class StripeGuard {
 
 void ApplyRun(const ElementOp& e, bool exclusive, const Target& t,
               MPI_Aint offset, const std::byte* origin, std::byte* result,
-              size_t n) {
+              size_t n, int slot) {
+  std::byte* const target = t.base + offset;
   if (exclusive) {
-    e.plain(t.base + offset, origin, result, n);
+    e.plain(target, origin, result, n);
+    NoteDirectStores();
     return;
   }
-  const bool atomic = e.atomic != nullptr && n < kBulkElements &&
-                      reinterpret_cast<uintptr_t>(t.base + offset) % e.align == 0;
+  SegmentHeader& h = *t.header;
+  const bool aligned = e.atomic != nullptr &&
+                       IsAligned(target, e.align);
+  bool atomic = aligned && n < kBulkElements;
+  if (atomic && slot >= 0 &&
+      RunUnstriped(h.word_mode, h.unstriped_slots()[slot],
+                   [&] { e.atomic(target, origin, result, n); })) {
+    return;
+  }
+  // A plain loop over elements that unstriped atomics may update waits for
+  // them first (word_atomics.h).
+  const BulkEntry bulk(h.word_mode, h.unstriped_slots(),
+                       aligned && !atomic ? h.unstriped_slot_count : 0);
+  if (!bulk.safe()) atomic = true;
+  if (!atomic) NoteDirectStores();
   if (n == 1) {  // one element, one stripe: no page arithmetic
     StripeGuard guard(*t.header, offset, /*exclusive=*/!atomic);
     (atomic ? e.atomic : e.plain)(t.base + offset, origin, result, 1);
@@ -86,34 +97,6 @@ int CompletePassedThrough(ManagedWindow& w, int target) {
   if (!w.locks[target].mpi_ops_pending) return MPI_SUCCESS;
   w.locks[target].mpi_ops_pending = false;
   return PMPI_Win_flush(target, w.app_win());
-}
-
-// The family's fast path: `count` elements of predefined `type` on every
-// side, packed in the user's buffers (`origin` unused with MPI_NO_OP), to a
-// target of a single-node window mapped here, in an epoch that gives access.
-// Applies them as the full path would (ApplyRun: the same stripes and
-// kernels) and returns true; false sends the call through the full checks,
-// which find any error.
-bool TryFastRun(ManagedWindow& w, MPI_Datatype type, int count, MPI_Op op,
-                int target, MPI_Aint disp, const void* origin, void* result) {
-  if (!IsBuiltinType(type) || count <= 0 || !w.locks_in_shm() ||
-      (op != MPI_NO_OP && origin == nullptr)) {
-    return false;
-  }
-  const ElementOp* e;
-  std::byte* addr;
-  if (FindElementOp(type, op, &e) != MPI_SUCCESS || e->extent != e->size ||
-      !DirectWord(w, target, disp,
-                  MPI_Aint{count} * BuiltinTypeSize(type), &addr)) {
-    return false;
-  }
-  const Target& t = w.target(target);
-  const MPI_Aint offset = addr - t.base;
-  const std::byte* src =
-      op == MPI_NO_OP ? addr : static_cast<const std::byte*>(origin);
-  ApplyRun(*e, HoldsExclusive(w, target), t, offset, src,
-           static_cast<std::byte*>(result), static_cast<size_t>(count));
-  return true;
 }
 
 Route Admit(ManagedWindow& w, int target, MPI_Aint disp,
@@ -303,7 +286,8 @@ Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
       // MPI_NO_OP reads no origin; hand the target itself in its place.
       const std::byte* src = origin ? origin + done * e->size : t.base + offset;
       ApplyRun(*e, exclusive, t, offset, src,
-               fetching ? result + done * e->size : nullptr, run.count);
+               fetching ? result + done * e->size : nullptr, run.count,
+               w.unstriped_slot());
       done += run.count;
     }
   }
@@ -353,7 +337,7 @@ Route FetchAndOpDirect(ManagedWindow& w, const void* origin, void* result,
   const std::byte* src =
       op == MPI_NO_OP ? t.base + offset : static_cast<const std::byte*>(origin);
   ApplyRun(*e, HoldsExclusive(w, target), t, offset, src,
-           static_cast<std::byte*>(result), 1);
+           static_cast<std::byte*>(result), 1, w.unstriped_slot());
   return Route::kDone;
 }
 
@@ -361,20 +345,11 @@ Route CompareAndSwapDirect(ManagedWindow& w, const void* origin,
                            const void* compare, void* result,
                            MPI_Datatype type, int target, MPI_Aint disp,
                            int* rc) {
-  const CompareSwapOp* cas = nullptr;
-  std::byte* addr;
-  if (IsBuiltinType(type) && origin != nullptr && compare != nullptr &&
-      result != nullptr && w.locks_in_shm() &&
-      FindCompareSwap(type, &cas) == MPI_SUCCESS &&
-      DirectWord(w, target, disp, BuiltinTypeSize(type), &addr)) {
-    const Target& t = w.target(target);
-    ApplyCompareSwap(*cas, HoldsExclusive(w, target), t, addr - t.base,
-                     static_cast<const std::byte*>(origin),
-                     static_cast<const std::byte*>(compare),
-                     static_cast<std::byte*>(result));
+  if (TryFastCompareSwap(w, type, target, disp, origin, compare, result)) {
     *rc = MPI_SUCCESS;
     return Route::kDone;
   }
+  const CompareSwapOp* cas = nullptr;
   Layout layout;
   if ((*rc = DescribeLayout(1, type, &layout)) ||
       (*rc = CheckBuffer(origin, type, layout)) ||
@@ -396,20 +371,27 @@ Route CompareAndSwapDirect(ManagedWindow& w, const void* origin,
                                  disp * t.disp_unit, o, cmp, res);
   } else {
     ApplyCompareSwap(*cas, HoldsExclusive(w, target), t, disp * t.disp_unit, o,
-                     cmp, res);
+                     cmp, res, w.unstriped_slot());
   }
   return Route::kDone;
 }
 
 void ApplyCompareSwap(const CompareSwapOp& cas, bool exclusive, const Target& t,
                       MPI_Aint offset, const std::byte* origin,
-                      const std::byte* compare, std::byte* result) {
+                      const std::byte* compare, std::byte* result, int slot) {
   std::byte* addr = t.base + offset;
   if (exclusive) {
     cas.plain(addr, origin, compare, result);
+    NoteDirectStores();
     return;
   }
-  const bool atomic = reinterpret_cast<uintptr_t>(addr) % cas.align == 0;
+  const bool atomic = IsAligned(addr, cas.align);
+  if (atomic && slot >= 0 &&
+      RunUnstriped(t.header->word_mode, t.header->unstriped_slots()[slot],
+                   [&] { cas.atomic(addr, origin, compare, result); })) {
+    return;
+  }
+  if (!atomic) NoteDirectStores();
   StripeGuard guard(*t.header, offset, /*exclusive=*/!atomic);
   (atomic ? cas.atomic : cas.plain)(addr, origin, compare, result);
 }

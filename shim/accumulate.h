@@ -7,8 +7,11 @@
 
 #include <mpi.h>
 
+#include "shim/access.h"
+#include "shim/direct_stores.h"
 #include "shim/element_ops.h"
 #include "shim/window.h"
+#include "shim/word_atomics.h"
 
 namespace rmashim {
 
@@ -34,11 +37,13 @@ enum class Route { kDone, kPassThrough };
 // Applies `e` (element_ops.h) to `n` elements at byte `offset` of node-local
 // target `t`, page by page under the stripe protocol of window.h (kStripes).
 // `origin` and `result` are packed. With `exclusive` (the caller holds an
-// exclusive lock on the target) no stripe is taken. Shared by the MPI
-// wrappers and DART, so both agree on how an element is updated.
+// exclusive lock on the target) no stripe is taken. `slot`: the calling
+// rank's unstriped slot in the target's header (word_atomics.h), -1 to
+// always take stripes. Shared by the MPI wrappers and DART, so both agree
+// on how an element is updated.
 void ApplyRun(const ElementOp& e, bool exclusive, const Target& t,
               MPI_Aint offset, const std::byte* origin, std::byte* result,
-              size_t n);
+              size_t n, int slot = -1);
 
 // Compare-and-swap of one element at byte `offset` of node-local target
 // `t` under the same stripe protocol as ApplyRun (a shared stripe around the
@@ -46,7 +51,80 @@ void ApplyRun(const ElementOp& e, bool exclusive, const Target& t,
 // element; none with `exclusive`). Shared by the MPI wrappers and DART.
 void ApplyCompareSwap(const CompareSwapOp& cas, bool exclusive, const Target& t,
                       MPI_Aint offset, const std::byte* origin,
-                      const std::byte* compare, std::byte* result);
+                      const std::byte* compare, std::byte* result,
+                      int slot = -1);
+
+// Updates of at least this many elements use plain loops under an
+// exclusive stripe: one lock per page beats one locked instruction per
+// element.
+inline constexpr size_t kBulkElements = 16;
+
+// The family's fast path, inlined into each wrapper: `count` elements of
+// builtin `type` on every side, packed in the user's buffers (`origin`
+// unused with MPI_NO_OP), to a target of a single-node window mapped here,
+// in an epoch that gives access. Applies them as ApplyRun would (the same
+// kernels; word atomics unstriped where word_atomics.h allows) and returns
+// true; false sends the call through the full checks, which find any
+// error. MPI_Accumulate must not pass MPI_NO_OP (it is an error there).
+inline bool TryFastRun(ManagedWindow& w, MPI_Datatype type, int count,
+                       MPI_Op op, int target, MPI_Aint disp,
+                       const void* origin, void* result) {
+  const ElementOp* e = BuiltinElementOp(type, op);
+  std::byte* addr;
+  if (e == nullptr || e->extent != e->size || count <= 0 ||
+      !w.locks_in_shm() || (op != MPI_NO_OP && origin == nullptr) ||
+      !DirectWord(w, target, disp, MPI_Aint{count} * e->size, &addr)) {
+    return false;
+  }
+  const auto* src =
+      op == MPI_NO_OP ? addr : static_cast<const std::byte*>(origin);
+  auto* res = static_cast<std::byte*>(result);
+  const auto n = static_cast<size_t>(count);
+  const Target& t = w.target(target);
+  if (w.epoch == AccessEpoch::kLock &&
+      w.locks[target].mode == LockMode::kExclusive) {
+    e->plain(addr, src, res, n);  // nobody else may touch the target
+    NoteDirectStores();
+    return true;
+  }
+  const int slot = w.unstriped_slot();
+  if (slot >= 0 && n < kBulkElements && e->atomic != nullptr &&
+      IsAligned(addr, e->align) &&
+      RunUnstriped(t.header->word_mode, t.header->unstriped_slots()[slot],
+                   [&] { e->atomic(addr, src, res, n); })) {
+    return true;
+  }
+  ApplyRun(*e, /*exclusive=*/false, t, addr - t.base, src, res, n);
+  return true;
+}
+
+// MPI_Compare_and_swap's fast path, as TryFastRun.
+inline bool TryFastCompareSwap(ManagedWindow& w, MPI_Datatype type,
+                               int target, MPI_Aint disp, const void* origin,
+                               const void* compare, void* result) {
+  const CompareSwapOp* cas = BuiltinCompareSwap(type);
+  std::byte* addr;
+  if (cas == nullptr || origin == nullptr || compare == nullptr ||
+      result == nullptr || !w.locks_in_shm() ||
+      !DirectWord(w, target, disp, cas->size, &addr)) {
+    return false;
+  }
+  const auto* o = static_cast<const std::byte*>(origin);
+  const auto* c = static_cast<const std::byte*>(compare);
+  auto* r = static_cast<std::byte*>(result);
+  const Target& t = w.target(target);
+  const bool exclusive = w.epoch == AccessEpoch::kLock &&
+                         w.locks[target].mode == LockMode::kExclusive;
+  const int slot = w.unstriped_slot();
+  if (!exclusive && slot >= 0 &&
+      IsAligned(addr, cas->align) &&
+      RunUnstriped(t.header->word_mode, t.header->unstriped_slots()[slot],
+                   [&] { cas->atomic(addr, o, c, r); })) {
+    return true;
+  }
+  ApplyCompareSwap(*cas, exclusive, t, addr - t.base, o, c, r);
+  return true;
+}
 
 // Accumulate / Get_accumulate (result != nullptr).
 Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& call, int* rc);

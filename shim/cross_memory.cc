@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "shim/direct_stores.h"
 #include "shim/flatten.h"
 #include "shim/stripes.h"
 
@@ -71,6 +72,7 @@ bool CrossMemoryMove(bool to_remote, pid_t pid, std::byte* local, size_t bytes,
         to_remote
             ? process_vm_writev(pid, &here, 1, batch.data(), batch.size(), 0)
             : process_vm_readv(pid, &here, 1, batch.data(), batch.size(), 0);
+    if (to_remote) NoteDirectStores();
     if (moved != static_cast<ssize_t>(chunk)) return false;
     done += chunk;
   }

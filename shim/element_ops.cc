@@ -575,6 +575,35 @@ int FindElementOp(MPI_Datatype type, MPI_Op op, const ElementOp** out) {
   return MPI_SUCCESS;
 }
 
+namespace {
+
+std::array<const CompareSwapOp*, 256> BuildCasTable() {
+  std::array<const CompareSwapOp*, 256> table{};
+  for (uint32_t i = 0; i < table.size(); ++i) {
+    if (!tables().known[i]) continue;
+    // Any builtin handle with index i and the row's element size.
+    const uint32_t size = tables().builtin[i][OpIndex(MPI_REPLACE)].size;
+    const auto type = static_cast<MPI_Datatype>(0x4c000000u | (size << 8) | i);
+    const CompareSwapOp* cas = nullptr;
+    if (tables().builtin[i][OpIndex(MPI_REPLACE)].extent == size &&
+        FindCompareSwap(type, &cas) == MPI_SUCCESS) {
+      table[i] = cas;
+    }
+  }
+  return table;
+}
+
+}  // namespace
+
+namespace element_tables {
+const std::array<ElementOp, kPredefinedOps>* const g_ops =
+    tables().builtin.data();
+const CompareSwapOp* const* const g_cas = [] {
+  static const std::array<const CompareSwapOp*, 256> table = BuildCasTable();
+  return table.data();
+}();
+}  // namespace element_tables
+
 int FindCompareSwap(MPI_Datatype type, const CompareSwapOp** out) {
   static constexpr CompareSwapOp k1 = MakeCas<uint8_t>(), k2 = MakeCas<uint16_t>(),
                                  k4 = MakeCas<uint32_t>(), k8 = MakeCas<uint64_t>();

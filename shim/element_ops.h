@@ -7,8 +7,11 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+
+#include "shim/mpich_abi.h"
 
 namespace rmashim {
 
@@ -26,6 +29,12 @@ struct ElementOp {
   uint16_t extent = 0;         // bytes per element in memory
   uint16_t align = 1;          // alignment the atomic flavour needs
 };
+
+// Whether `p` meets an atomic flavour's `align` (a power of two): a mask,
+// not a division (a 64-bit divide costs more than the atomic it guards).
+inline bool IsAligned(const void* p, uint16_t align) {
+  return (reinterpret_cast<uintptr_t>(p) & (align - 1u)) == 0;
+}
 
 // The implementation of `op` on predefined `type`: MPI_ERR_TYPE when `type`
 // is not predefined, MPI_ERR_OP when MPI does not define `op` for it.
@@ -53,6 +62,26 @@ struct CompareSwapOp {
 // MPI_ERR_TYPE for types MPI_Compare_and_swap does not allow (floating
 // point, complex, pairs, non-predefined).
 int FindCompareSwap(MPI_Datatype type, const CompareSwapOp** out);
+
+// The hot paths' lookups for builtin (non-pair) types: one table read, no
+// call. nullptr where FindElementOp / FindCompareSwap would fail (or the
+// type is a pair type, which they handle).
+namespace element_tables {
+// [BuiltinTypeIndex][OpIndex]; rows of unknown types are empty.
+extern const std::array<ElementOp, kPredefinedOps>* const g_ops;
+extern const CompareSwapOp* const* const g_cas;  // [BuiltinTypeIndex]
+}  // namespace element_tables
+
+inline const ElementOp* BuiltinElementOp(MPI_Datatype type, MPI_Op op) {
+  if (!IsBuiltinType(type) || !IsPredefinedOp(op)) return nullptr;
+  const ElementOp& e = element_tables::g_ops[BuiltinTypeIndex(type)][OpIndex(op)];
+  return e.plain != nullptr ? &e : nullptr;
+}
+
+inline const CompareSwapOp* BuiltinCompareSwap(MPI_Datatype type) {
+  return IsBuiltinType(type) ? element_tables::g_cas[BuiltinTypeIndex(type)]
+                             : nullptr;
+}
 
 }  // namespace rmashim
 

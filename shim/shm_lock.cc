@@ -77,14 +77,16 @@ void Backoff::Wait() {
 }
 
 bool ExclusiveShare::Enter(LockWords& all_owner) {
-  std::lock_guard<std::mutex> guard(mutex_);
+  std::unique_lock<std::mutex> guard(mutex_, std::defer_lock);
+  if (threaded_) guard.lock();
   const bool waited = held_ == 0 && rmashim::Enter(all_owner.all, kBUnit, kAMask);
   ++held_;
   return waited;
 }
 
 void ExclusiveShare::Leave(LockWords& all_owner) {
-  std::lock_guard<std::mutex> guard(mutex_);
+  std::unique_lock<std::mutex> guard(mutex_, std::defer_lock);
+  if (threaded_) guard.lock();
   if (--held_ == 0) rmashim::Leave(all_owner.all, kBUnit);
 }
 

@@ -85,11 +85,16 @@ void DriveProgress();
 // first exclusive lock enters, its last leaves (see the top of this file).
 class ExclusiveShare {
  public:
+  // Without `threaded` (one thread calls MPI) the count needs no mutex.
+  explicit ExclusiveShare(bool threaded = true) : threaded_(threaded) {}
+  void set_threaded(bool threaded) { threaded_ = threaded; }
+
   bool Enter(LockWords& all_owner);  // true when it had to wait
   void Leave(LockWords& all_owner);
 
  private:
   std::mutex mutex_;  // threads of this process taking exclusive locks
+  bool threaded_;
   int held_ = 0;
 };
 

@@ -42,10 +42,14 @@ int ManagedWindow::JoinComm(MPI_Comm comm) {
 int ManagedWindow::AllocateSegments(MPI_Comm comm, MPI_Aint memory_bytes,
                                     Vote vote, Vote* agreed, void** segment) {
   *agreed = segments_.Create(
-      comm, node_index_, HeaderBytes(post_counters()) + memory_bytes, vote);
+      comm, node_index_, header_bytes() + memory_bytes, vote);
   if (*agreed != Vote::kManage) return MPI_ERR_NO_MEM;
   *segment = segments_.segment(node_index_[rank_]);
   auto* header = new (*segment) SegmentHeader;
+  header->unstriped_slot_count = static_cast<uint32_t>(unstriped_slot_count());
+  for (int r = 0; r < unstriped_slot_count(); ++r) {
+    new (header->unstriped_slots() + r) UnstripedSlot;
+  }
   for (int r = 0; r < post_counters(); ++r) {
     new (header->post_counters() + r) std::atomic<uint32_t>(0);
   }
@@ -62,8 +66,9 @@ void ManagedWindow::MapTargets(MPI_Comm comm, std::byte* my_base,
   PMPI_Allgather(&mine, 4, MPI_AINT, all.data(), 4, MPI_AINT, comm);
 
   targets_.resize(comm_size);
+  comm_size_ = comm_size;
   locks.resize(comm_size);
-  const MPI_Aint header_bytes = HeaderBytes(post_counters());
+  const MPI_Aint header_bytes = this->header_bytes();
   for (int r = 0; r < comm_size; ++r) {
     Target& t = targets_[r];
     t.size = all[r].size;
@@ -110,6 +115,11 @@ bool ManagedWindow::CrossMemoryWorks(MPI_Comm comm) const {
 // the allgather in MapTargets, which returns on no rank before every rank
 // has entered it.
 void ManagedWindow::Finish() {
+  exclusive_share.set_threaded(g_runtime.thread_multiple());
+  if (unstriped_slot_count() > 0 && !g_runtime.thread_multiple() &&
+      UnstripedAtomicsRegistered()) {
+    unstriped_slot_ = node_index_[rank_];
+  }
   if (!single_node_) return;
   PMPI_Win_lock_all(MPI_MODE_NOCHECK, app_win_);
   holds_mpi_epoch_ = true;
@@ -128,7 +138,7 @@ int ManagedWindow::Allocate(MPI_Aint size, int disp_unit, MPI_Info info,
   int rc = w->AllocateSegments(comm, size, vote, agreed, &segment);
   if (rc != MPI_SUCCESS) return rc;
   std::byte* my_base =
-      static_cast<std::byte*>(segment) + HeaderBytes(w->post_counters());
+      static_cast<std::byte*>(segment) + w->header_bytes();
   // The application's window: a real MPI window over the shared memory, so
   // remote ranks reach it through MPI and unwrapped calls work on it. Its
   // memory is shared, as MPI_Win_get_info's alloc_shm says for MPICH's own
@@ -200,6 +210,11 @@ std::vector<int> ManagedWindow::ToWindowRanks(MPI_Group group) const {
   for (int i = 0; i < n; ++i) in[i] = i;
   PMPI_Group_translate_ranks(group, n, in.data(), group_, out.data());
   return out;
+}
+
+void CountServed(const ManagedWindow& w, OpKind kind, int target, int count,
+                 MPI_Datatype type) {
+  CountOp(w.profile, kind, w.reach(target), count, type);
 }
 
 }  // namespace rmashim

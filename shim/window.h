@@ -18,6 +18,7 @@
 #include "shim/profile.h"
 #include "shim/ptracer.h"
 #include "shim/shm_lock.h"
+#include "shim/word_atomics.h"
 
 namespace rmashim {
 
@@ -37,11 +38,12 @@ inline constexpr int kStripePageShift = 14;
 inline constexpr MPI_Aint kStripePage = MPI_Aint{1} << kStripePageShift;
 
 // The start of every rank's shared segment. Then come, on windows whose
-// ranks all share one node (the only ones whose PSCW runs in shared memory;
-// there window rank = node index), one post counter per rank (PSCW: how
-// often that rank has posted to this one), then padding to a page boundary,
-// then the window's memory. So a node-local segment's header grows with the
-// node's rank count, never with the communicator's.
+// ranks all share one node (there window rank = node index): one
+// UnstripedSlot per rank (word_atomics.h; allocate and shared flavors only),
+// one PSCW post counter per rank (how often that rank has posted to this
+// one), then padding to a page boundary, then the window's memory. So a
+// node-local segment's header grows with the node's rank count, never with
+// the communicator's.
 struct alignas(64) SegmentHeader {
   LockWords lock_words;
   // PSCW: origins that have completed an access epoch on this target.
@@ -49,19 +51,29 @@ struct alignas(64) SegmentHeader {
   // Fence barrier (window rank 0's header only).
   alignas(64) std::atomic<uint32_t> fence_arrived{0};
   std::atomic<uint32_t> fence_generation{0};
+  // Word atomics without stripes (word_atomics.h): the mode word, and how
+  // many slots follow the header (0: the protocol is off for this target).
+  alignas(64) std::atomic<uint64_t> word_mode{kWordModeUnstriped};
+  uint32_t unstriped_slot_count = 0;
   alignas(64) StripeWord stripes[kStripes];
 
+  UnstripedSlot* unstriped_slots() {
+    return reinterpret_cast<UnstripedSlot*>(this + 1);
+  }
   std::atomic<uint32_t>* post_counters() {
-    return reinterpret_cast<std::atomic<uint32_t>*>(this + 1);
+    return reinterpret_cast<std::atomic<uint32_t>*>(unstriped_slots() +
+                                                    unstriped_slot_count);
   }
 };
+static_assert(sizeof(SegmentHeader) % alignof(UnstripedSlot) == 0);
 
-// Header bytes before the window memory, with `post_counters` counters:
-// keeps the memory page-aligned.
-inline MPI_Aint HeaderBytes(int post_counters) {
+// Header bytes before the window memory, with `slots` unstriped slots and
+// `post_counters` counters: keeps the memory page-aligned.
+inline MPI_Aint HeaderBytes(int slots, int post_counters) {
   constexpr MPI_Aint kPage = 4096;
-  const MPI_Aint bytes =
-      sizeof(SegmentHeader) + sizeof(uint32_t) * post_counters;
+  const MPI_Aint bytes = sizeof(SegmentHeader) +
+                         sizeof(UnstripedSlot) * slots +
+                         sizeof(uint32_t) * post_counters;
   return (bytes + kPage - 1) / kPage * kPage;
 }
 
@@ -165,7 +177,7 @@ class ManagedWindow {
   MPI_Win app_win() const { return app_win_; }
   Flavor flavor() const { return flavor_; }
   int rank() const { return rank_; }
-  int comm_size() const { return static_cast<int>(targets_.size()); }
+  int comm_size() const { return comm_size_; }
   const Target& target(int rank) const { return targets_[rank]; }
   Reach reach(int rank) const {
     return rank == rank_ ? Reach::kSelf
@@ -201,6 +213,17 @@ class ManagedWindow {
   // PSCW post counters in each header: one per rank on single-node windows,
   // none on windows spanning nodes (their PSCW is MPI's).
   int post_counters() const { return single_node_ ? node_size_ : 0; }
+  // Unstriped slots in each header (word_atomics.h): one per rank on
+  // single-node windows whose memory every rank maps (not MPI_Win_create).
+  int unstriped_slot_count() const {
+    return single_node_ && flavor_ != Flavor::kCreate ? node_size_ : 0;
+  }
+  MPI_Aint header_bytes() const {
+    return HeaderBytes(unstriped_slot_count(), post_counters());
+  }
+  // This process's slot in every target's header, or -1 when it must take
+  // the stripes (no slots, MPI_THREAD_MULTIPLE, no asymmetric fence).
+  int unstriped_slot() const { return unstriped_slot_; }
   // Window ranks of a group that is a subset of the window's group.
   std::vector<int> ToWindowRanks(MPI_Group group) const;
 
@@ -245,11 +268,19 @@ class ManagedWindow {
   int rank_ = 0;
   int node_size_ = 1;
   int first_node_rank_ = 0;
+  int unstriped_slot_ = -1;
+  int comm_size_ = 0;  // targets_.size(), kept for the fast paths
   std::vector<Target> targets_;
   // MPI_Win_create windows with node-local peers: they attach to this
   // process's memory (ptracer.h).
   CrossMemoryGrant cross_memory_grant_;
 };
+
+// Counts an operation a fast path served in `w`'s profile; out of line, so
+// the fast paths pay one test of `w.profile` when profiling is off.
+[[gnu::cold, gnu::noinline]] void CountServed(const ManagedWindow& w,
+                                              OpKind kind, int target,
+                                              int count, MPI_Datatype type);
 
 // The profile record of any window, managed (`w`) or not.
 inline WindowProfile* ProfileOf(MPI_Win win, const ManagedWindow* w) {

@@ -57,6 +57,13 @@ int Dispatch(MPI_Win win, int target, MPI_Request* request, Profiled what,
   return rc;
 }
 
+// A call the inline fast path served (TryFastRun, TryFastCompareSwap).
+int Served(const ManagedWindow& w, OpKind kind, int target, int count,
+           MPI_Datatype type) {
+  if (w.profile != nullptr) CountServed(w, kind, target, count, type);
+  return MPI_SUCCESS;
+}
+
 int Accumulate(const AccumulateCall& c, MPI_Win win, MPI_Request* request) {
   const bool fetching = c.fetching;
   const OpKind kind = request ? (fetching ? OpKind::kRgetAccumulate : OpKind::kRaccumulate)
@@ -95,6 +102,14 @@ int MPI_Accumulate(const void* origin_addr, int origin_count,
                    MPI_Datatype origin_datatype, int target_rank,
                    MPI_Aint target_disp, int target_count,
                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  if (w != nullptr && origin_datatype == target_datatype &&
+      origin_count == target_count && op != MPI_NO_OP &&
+      TryFastRun(*w, target_datatype, target_count, op, target_rank,
+                 target_disp, origin_addr, nullptr)) {
+    return Served(*w, OpKind::kAccumulate, target_rank, target_count,
+                  target_datatype);
+  }
   return Accumulate({false, origin_addr, origin_count, origin_datatype, nullptr, 0,
                      MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
                      target_datatype, op},
@@ -118,6 +133,16 @@ int MPI_Get_accumulate(const void* origin_addr, int origin_count,
                        int target_rank, MPI_Aint target_disp,
                        int target_count, MPI_Datatype target_datatype,
                        MPI_Op op, MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  if (w != nullptr && result_addr != nullptr &&
+      result_datatype == target_datatype && result_count == target_count &&
+      (op == MPI_NO_OP || (origin_datatype == target_datatype &&
+                           origin_count == target_count)) &&
+      TryFastRun(*w, target_datatype, target_count, op, target_rank,
+                 target_disp, origin_addr, result_addr)) {
+    return Served(*w, OpKind::kGetAccumulate, target_rank, target_count,
+                  target_datatype);
+  }
   return Accumulate({true, origin_addr, origin_count, origin_datatype, result_addr,
                      result_count, result_datatype, target_rank, target_disp,
                      target_count, target_datatype, op},
@@ -139,6 +164,12 @@ int MPI_Rget_accumulate(const void* origin_addr, int origin_count,
 int MPI_Fetch_and_op(const void* origin_addr, void* result_addr,
                      MPI_Datatype datatype, int target_rank,
                      MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  if (w != nullptr && result_addr != nullptr &&
+      TryFastRun(*w, datatype, 1, op, target_rank, target_disp, origin_addr,
+                 result_addr)) {
+    return Served(*w, OpKind::kFetchAndOp, target_rank, 1, datatype);
+  }
   return Dispatch(
       win, target_rank, nullptr, {OpKind::kFetchAndOp, 1, datatype},
       [&](ManagedWindow& w, int* rc) {
@@ -154,6 +185,12 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr,
 int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
                          void* result_addr, MPI_Datatype datatype,
                          int target_rank, MPI_Aint target_disp, MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  if (w != nullptr &&
+      TryFastCompareSwap(*w, datatype, target_rank, target_disp, origin_addr,
+                         compare_addr, result_addr)) {
+    return Served(*w, OpKind::kCompareAndSwap, target_rank, 1, datatype);
+  }
   return Dispatch(
       win, target_rank, nullptr, {OpKind::kCompareAndSwap, 1, datatype},
       [&](ManagedWindow& w, int* rc) {

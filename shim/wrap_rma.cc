@@ -8,6 +8,7 @@
 #include "shim/access.h"
 #include "shim/cross_memory.h"
 #include "shim/datatype.h"
+#include "shim/direct_stores.h"
 #include "shim/passthrough.h"
 #include "shim/profile.h"
 #include "shim/runtime.h"
@@ -80,29 +81,31 @@ bool TryDirect(ManagedWindow& w, const Transfer& x, int* rc) {
   return true;
 }
 
-// The common case in a few instructions: one predefined type on both sides,
-// equal counts, a node-local target mapped here in an epoch that gives
-// access. True when done. Everything else (and every error) goes through
-// TryDirect's full checks.
-bool TryFast(ManagedWindow& w, const Transfer& x) {
-  if (x.origin_type != x.target_type || x.origin_count != x.target_count ||
-      !IsBuiltinType(x.origin_type) || x.origin == nullptr ||
-      x.origin_count <= 0) {
+// The common case in a few instructions, inlined into MPI_Put and MPI_Get:
+// one predefined type on both sides, equal counts, a node-local target
+// mapped here in an epoch that gives access. True when done. Everything
+// else (and every error) goes through TryDirect's full checks.
+inline bool TryFast(ManagedWindow& w, OpKind kind, void* origin, int count,
+                    MPI_Datatype origin_type, int target, MPI_Aint disp,
+                    int target_count, MPI_Datatype target_type) {
+  const bool put = kind == OpKind::kPut || kind == OpKind::kRput;
+  if (origin_type != target_type || count != target_count ||
+      !IsBuiltinType(origin_type) || origin == nullptr || count <= 0) {
     return false;
   }
   const MPI_Aint bytes =
-      static_cast<MPI_Aint>(x.origin_count) * BuiltinTypeSize(x.origin_type);
+      static_cast<MPI_Aint>(count) * BuiltinTypeSize(origin_type);
   std::byte* addr;
-  if (bytes == 0 || !DirectWord(w, x.target, x.disp, bytes, &addr)) {
-    return false;
-  }
-  void* dst = x.dir == Direction::kPut ? static_cast<void*>(addr) : x.origin;
-  const void* src = x.dir == Direction::kPut ? x.origin : addr;
+  if (bytes == 0 || !DirectWord(w, target, disp, bytes, &addr)) return false;
+  void* dst = put ? static_cast<void*>(addr) : origin;
+  const void* src = put ? origin : addr;
   if (bytes == 8) {
     std::memcpy(dst, src, 8);  // one load and one store
   } else {
     std::memcpy(dst, src, static_cast<size_t>(bytes));
   }
+  NoteDirectStores();
+  if (w.profile != nullptr) CountServed(w, kind, target, count, origin_type);
   return true;
 }
 
@@ -117,15 +120,13 @@ int PutOrGet(MPI_Win win, const Transfer& x, MPI_Request* request) {
     if (request != nullptr && !RequestEpochOk(*w, x.target)) {
       return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
     }
-    if (TryFast(*w, x)) {
+    if (TryFast(*w, kind, x.origin, x.origin_count, x.origin_type, x.target,
+                x.disp, x.target_count, x.target_type)) {
       if (request != nullptr) *request = kCompletedRequest;
-      if (w->profile != nullptr) {
-        CountOp(w->profile, kind, w->reach(x.target), x.origin_count,
-                x.origin_type);
-      }
       return MPI_SUCCESS;
     }
     if (TryDirect(*w, x, &rc)) {
+      NoteDirectStores();
       if (rc == MPI_SUCCESS && request != nullptr) *request = kCompletedRequest;
       if (w->profile != nullptr && rc == MPI_SUCCESS &&
           x.target != MPI_PROC_NULL) {
@@ -170,7 +171,10 @@ int PutOrGet(MPI_Win win, const Transfer& x, MPI_Request* request) {
 }  // namespace rmashim
 
 using rmashim::Direction;
+using rmashim::FindManaged;
+using rmashim::ManagedWindow;
 using rmashim::PutOrGet;
+using rmashim::TryFast;
 
 extern "C" {
 
@@ -178,6 +182,13 @@ int MPI_Put(const void* origin_addr, int origin_count,
             MPI_Datatype origin_datatype, int target_rank,
             MPI_Aint target_disp, int target_count,
             MPI_Datatype target_datatype, MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  if (w != nullptr &&
+      TryFast(*w, rmashim::OpKind::kPut, const_cast<void*>(origin_addr),
+              origin_count, origin_datatype, target_rank, target_disp,
+              target_count, target_datatype)) {
+    return MPI_SUCCESS;
+  }
   return PutOrGet(win,
                   {Direction::kPut, const_cast<void*>(origin_addr),
                    origin_count, origin_datatype, target_rank, target_disp,
@@ -188,6 +199,12 @@ int MPI_Put(const void* origin_addr, int origin_count,
 int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
             int target_rank, MPI_Aint target_disp, int target_count,
             MPI_Datatype target_datatype, MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  if (w != nullptr &&
+      TryFast(*w, rmashim::OpKind::kGet, origin_addr, origin_count, origin_datatype,
+              target_rank, target_disp, target_count, target_datatype)) {
+    return MPI_SUCCESS;
+  }
   return PutOrGet(win,
                   {Direction::kGet, origin_addr, origin_count,
                    origin_datatype, target_rank, target_disp, target_count,

@@ -4,8 +4,8 @@
 // ranks all share this node the shim serves locks with the lock words of
 // shim/shm_lock.h, so an origin never waits for the target to call MPI.
 // Direct copies are complete when the call that issued them returns, so a
-// flush only needs a memory fence, plus an MPI flush of the application's
-// window (which the shim keeps in an MPI lock_all epoch) when operations
+// flush only needs a memory fence (shim/direct_stores.h: none after only
+// locked atomics on x86), plus an MPI flush of the application's window (which the shim keeps in an MPI lock_all epoch) when operations
 // were passed through to MPI during the epoch. A window that
 // spans nodes keeps MPI's own lock on the application's window (it must
 // exclude remote origins too); direct copies to node-local targets happen
@@ -16,6 +16,7 @@
 
 #include <atomic>
 
+#include "shim/direct_stores.h"
 #include "shim/runtime.h"
 #include "shim/shm_lock.h"
 #include "shim/window.h"
@@ -23,7 +24,12 @@
 namespace rmashim {
 namespace {
 
-void PublishDirectCopies() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+// A full fence, whatever this thread stored (unlock without a lock word to
+// release, MPI_Win_sync: the application's own stores count there too).
+void FenceAll() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  t_unfenced_stores = false;
+}
 
 int Fail(const ManagedWindow& w, int code) {
   return RaiseOnWindow(w.app_win(), code);
@@ -51,7 +57,7 @@ int FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
   }
   if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
   if (!InPassiveEpochWith(w, rank)) return Fail(w, MPI_ERR_RMA_SYNC);
-  PublishDirectCopies();
+  PublishDirectStores();
   StateGuard guard(w.state_mutex);
   TargetLockState& state = w.locks[rank];
   if (!w.target(rank).node_local() || state.mpi_ops_pending) {
@@ -62,11 +68,25 @@ int FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
   return MPI_SUCCESS;
 }
 
+// The common flush, inlined into MPI_Win_flush and MPI_Win_flush_local: a
+// node-local target in a passive epoch with nothing passed to MPI, profiling
+// off, one thread. True when done (a fence, when stores need one).
+inline bool TryFastFlush(ManagedWindow& w, int rank) {
+  if (w.profile != nullptr ||
+      static_cast<unsigned>(rank) >= static_cast<unsigned>(w.comm_size()) ||
+      !InPassiveEpochWith(w, rank) || !w.target(rank).node_local() ||
+      g_runtime.thread_multiple() || w.locks[rank].mpi_ops_pending) {
+    return false;
+  }
+  PublishDirectStores();
+  return true;
+}
+
 int FlushAllTargets(ManagedWindow& w, FlushAllFn flush_all) {
   if (w.epoch != AccessEpoch::kLock && w.epoch != AccessEpoch::kLockAll) {
     return Fail(w, MPI_ERR_RMA_SYNC);
   }
-  PublishDirectCopies();
+  PublishDirectStores();
   StateGuard guard(w.state_mutex);
   if (!w.locks_in_shm() || w.any_mpi_ops_pending) {
     const int rc = flush_all(w.app_win());
@@ -121,7 +141,12 @@ int Unlock(ManagedWindow& w, int rank) {
   if (w.epoch != AccessEpoch::kLock || state.mode == LockMode::kNone) {
     return Fail(w, MPI_ERR_RMA_SYNC);
   }
-  PublishDirectCopies();
+  // Releasing the lock word publishes the stores by itself on x86.
+  if (w.locks_in_shm() && !state.nocheck) {
+    PublishBeforeLockedRelease();
+  } else {
+    FenceAll();
+  }
   StateGuard guard(w.state_mutex);
   int rc = MPI_SUCCESS;
   if (!w.locks_in_shm()) {
@@ -165,7 +190,11 @@ int LockAll(ManagedWindow& w, int assert) {
 
 int UnlockAll(ManagedWindow& w) {
   if (w.epoch != AccessEpoch::kLockAll) return Fail(w, MPI_ERR_RMA_SYNC);
-  PublishDirectCopies();
+  if (w.locks_in_shm() && !w.lock_all_nocheck) {
+    PublishBeforeLockedRelease();
+  } else {
+    FenceAll();
+  }
   StateGuard guard(w.state_mutex);
   int rc = MPI_SUCCESS;
   if (!w.locks_in_shm()) {
@@ -215,12 +244,14 @@ int MPI_Win_unlock_all(MPI_Win win) {
 
 int MPI_Win_flush(int rank, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
+  if (w != nullptr && TryFastFlush(*w, rank)) return MPI_SUCCESS;
   SyncTimer timer(ProfileOf(win, w), SyncKind::kFlush);
   return w ? FlushTarget(*w, rank, PMPI_Win_flush) : PMPI_Win_flush(rank, win);
 }
 
 int MPI_Win_flush_local(int rank, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
+  if (w != nullptr && TryFastFlush(*w, rank)) return MPI_SUCCESS;
   SyncTimer timer(ProfileOf(win, w), SyncKind::kFlushLocal);
   return w ? FlushTarget(*w, rank, PMPI_Win_flush_local)
            : PMPI_Win_flush_local(rank, win);
@@ -248,7 +279,7 @@ int MPI_Win_sync(MPI_Win win) {
   if (w->epoch != AccessEpoch::kLock && w->epoch != AccessEpoch::kLockAll) {
     return Fail(*w, MPI_ERR_RMA_SYNC);
   }
-  PublishDirectCopies();  // the window is unified: a fence is all it takes
+  FenceAll();  // the window is unified: a fence is all it takes
   return w->locks_in_shm() ? MPI_SUCCESS : PMPI_Win_sync(win);
 }
 
