@@ -8,10 +8,8 @@ namespace rmashim {
 namespace {
 std::atomic<void (*)()> g_spin_progress{nullptr};
 
-constexpr uint64_t kAUnit = 1;
-constexpr uint64_t kBUnit = uint64_t{1} << 16;
-constexpr uint64_t kAMask = 0xffff;
-constexpr uint64_t kBMask = kAMask << 16;
+using gate::kAMask;
+using gate::kBUnit;
 constexpr int kServingShift = 32;
 constexpr int kNextShift = 48;
 constexpr uint64_t kServingMask = uint64_t{0xffff} << kServingShift;
@@ -20,19 +18,11 @@ constexpr uint64_t kTicketUnit = uint64_t{1} << kNextShift;
 uint64_t Serving(uint64_t w) { return (w >> kServingShift) & 0xffff; }
 uint64_t Next(uint64_t w) { return w >> kNextShift; }
 
-// Enters `word` as one holder (`unit`: kAUnit or kBUnit) once no holder of
-// `conflicts` is in: at once if nobody is queued, else in ticket order.
-// Returns whether it had to wait.
-bool Enter(GateWord& word, uint64_t unit, uint64_t conflicts) {
-  uint64_t w = word.load(std::memory_order_relaxed);
-  while (Next(w) == Serving(w) && (w & conflicts) == 0) {
-    if (word.compare_exchange_weak(w, w + unit, std::memory_order_acquire,
-                                   std::memory_order_relaxed)) {
-      return false;
-    }
-  }
+}  // namespace
+
+bool gate::EnterQueued(GateWord& word, uint64_t unit, uint64_t conflicts) {
   // The ticket field is the word's top: adding wraps it within 16 bits.
-  w = word.fetch_add(kTicketUnit, std::memory_order_relaxed);
+  uint64_t w = word.fetch_add(kTicketUnit, std::memory_order_relaxed);
   const uint64_t ticket = Next(w);
   Backoff backoff;
   while (true) {
@@ -50,12 +40,6 @@ bool Enter(GateWord& word, uint64_t unit, uint64_t conflicts) {
     w = word.load(std::memory_order_relaxed);
   }
 }
-
-void Leave(GateWord& word, uint64_t unit) {
-  word.fetch_sub(unit, std::memory_order_release);
-}
-
-}  // namespace
 
 void SetSpinProgress(void (*progress)()) { g_spin_progress.store(progress); }
 
@@ -76,64 +60,28 @@ void Backoff::Wait() {
   sched_yield();
 }
 
-bool ExclusiveShare::Enter(LockWords& all_owner) {
-  std::unique_lock<std::mutex> guard(mutex_, std::defer_lock);
-  if (threaded_) guard.lock();
-  const bool waited = held_ == 0 && rmashim::Enter(all_owner.all, kBUnit, kAMask);
+bool ExclusiveShare::EnterShards(const AllShards& all) {
+  bool waited = false;
+  for (int i = 0; i < all.count; ++i) {
+    waited |= gate::Enter(all.shards[i]->all, kBUnit, kAMask);
+  }
+  return waited;
+}
+
+void ExclusiveShare::LeaveShards(const AllShards& all) {
+  for (int i = all.count - 1; i >= 0; --i) gate::Leave(all.shards[i]->all, kBUnit);
+}
+
+bool ExclusiveShare::EnterThreaded(const AllShards& all) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  const bool waited = held_ == 0 && EnterShards(all);
   ++held_;
   return waited;
 }
 
-void ExclusiveShare::Leave(LockWords& all_owner) {
-  std::unique_lock<std::mutex> guard(mutex_, std::defer_lock);
-  if (threaded_) guard.lock();
-  if (--held_ == 0) rmashim::Leave(all_owner.all, kBUnit);
+void ExclusiveShare::LeaveThreaded(const AllShards& all) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (--held_ == 0) LeaveShards(all);
 }
-
-bool AcquireShared(LockWords& target) {
-  return Enter(target.lock, kAUnit, kBMask);
-}
-
-void ReleaseShared(LockWords& target) { Leave(target.lock, kAUnit); }
-
-bool AcquireExclusive(ExclusiveShare& share, LockWords& all_owner,
-                      LockWords& target) {
-  const bool waited_all = share.Enter(all_owner);
-  const bool waited = Enter(target.lock, kBUnit, kAMask | kBMask);
-  return waited_all || waited;
-}
-
-void ReleaseExclusive(ExclusiveShare& share, LockWords& all_owner,
-                      LockWords& target) {
-  Leave(target.lock, kBUnit);
-  share.Leave(all_owner);
-}
-
-bool AcquireExclusive(LockWords& all_owner, LockWords& target) {
-  const bool waited_all = Enter(all_owner.all, kBUnit, kAMask);
-  const bool waited = Enter(target.lock, kBUnit, kAMask | kBMask);
-  return waited_all || waited;
-}
-
-void ReleaseExclusive(LockWords& all_owner, LockWords& target) {
-  Leave(target.lock, kBUnit);
-  Leave(all_owner.all, kBUnit);
-}
-
-bool AcquireAll(LockWords& all_owner) {
-  return Enter(all_owner.all, kAUnit, kBMask);
-}
-
-void ReleaseAll(LockWords& all_owner) { Leave(all_owner.all, kAUnit); }
-
-void AcquireStripeShared(StripeWord& word) { Enter(word, kAUnit, kBMask); }
-
-void ReleaseStripeShared(StripeWord& word) { Leave(word, kAUnit); }
-
-void AcquireStripeExclusive(StripeWord& word) {
-  Enter(word, kBUnit, kAMask | kBMask);
-}
-
-void ReleaseStripeExclusive(StripeWord& word) { Leave(word, kBUnit); }
 
 }  // namespace rmashim

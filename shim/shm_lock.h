@@ -13,19 +13,26 @@
 //  - Every target's segment header holds the target's `lock` gate: class A
 //    are MPI_LOCK_SHARED holders, class B the MPI_LOCK_EXCLUSIVE holder
 //    (B excludes A and B).
-//  - Window rank 0's header holds the `all` gate: class A are
-//    MPI_Win_lock_all holders, class B processes that hold (or are taking)
-//    an exclusive lock on any target. A and B exclude each other, B does not
-//    exclude B: exclusive lockers of different targets run in parallel. A
-//    process enters `all` once for all of its exclusive locks (ExclusiveShare),
-//    so it never queues behind a lock_all that waits for its own locks.
-//  - An exclusive locker enters `all` (class B), then the target's `lock`.
-//    lock_all vs shared locks: nothing to exclude.
+//  - The `all` gate is split into shards (AllShards), one per
+//    kRanksPerAllShard node ranks, in the headers of the first window
+//    ranks: class A are MPI_Win_lock_all holders, class B processes that
+//    hold (or are taking) an exclusive lock on any target. A lock_all
+//    enters its own shard only, so lock_all callers contend on a cache line
+//    with at most kRanksPerAllShard - 1 others, not with the whole node. An
+//    exclusive locker enters class B of every shard, in shard order. A and
+//    B exclude each other, B does not exclude B: exclusive lockers of
+//    different targets run in parallel. A process enters the shards once
+//    for all of its exclusive locks (ExclusiveShare), so it never queues
+//    behind a lock_all that waits for its own locks; and a lock_all holds
+//    one shard only and waits holding nothing, so an exclusive locker that
+//    holds some shards while it waits for a lock_all on the next cannot be
+//    waited for in turn.
+//  - An exclusive locker enters the shards (class B), then the target's
+//    `lock`. lock_all vs shared locks: nothing to exclude.
 //  - Accumulate stripes are gates too: class A atomic updaters, class B
 //    plain-loop updaters (B excludes A and B).
 // `lock` and `all` sit on separate cache lines, so lock_all does not contend
-// with lock traffic on window rank 0 (lock_all itself is still one word on
-// rank 0's header: README Limitations).
+// with lock traffic on the ranks that hold shards.
 // Every operation is a CPU atomic on mapped memory: no target process ever
 // has to call MPI for an origin to make progress (truly one-sided).
 #ifndef RMASHIM_SHIM_SHM_LOCK_H_
@@ -46,12 +53,55 @@ static_assert(GateWord::is_always_lock_free,
 
 struct LockWords {
   alignas(64) GateWord lock{0};  // per target
-  alignas(64) GateWord all{0};   // used in window rank 0's header only
+  alignas(64) GateWord all{0};   // used in the shard holders' headers only
+};
+
+// Node ranks per `all` shard: up to 8 ranks share one (one shard, as one
+// word, on nodes of up to 8 ranks, where an exclusive lock then costs one
+// extra atomic, not one per shard).
+inline constexpr int kRanksPerAllShard = 8;
+
+// A window's `all` shards as mapped in this process, in shard order.
+struct AllShards {
+  LockWords* const* shards = nullptr;
+  int count = 0;
 };
 
 // Holders of class A / B in a gate word (tests and assertions).
 inline uint64_t GateAHolders(uint64_t word) { return word & 0xffff; }
 inline uint64_t GateBHolders(uint64_t word) { return (word >> 16) & 0xffff; }
+
+namespace gate {
+
+inline constexpr uint64_t kAUnit = 1;
+inline constexpr uint64_t kBUnit = uint64_t{1} << 16;
+inline constexpr uint64_t kAMask = 0xffff;
+inline constexpr uint64_t kBMask = kAMask << 16;
+
+// Queued lockers wait for their ticket; returns true (it waited).
+bool EnterQueued(GateWord& word, uint64_t unit, uint64_t conflicts);
+
+// Enters `word` as one holder (`unit`: kAUnit or kBUnit) once no holder of
+// `conflicts` is in: at once with one CAS if nobody is queued, else in
+// ticket order (EnterQueued). Returns whether it had to wait. Inline: an
+// uncontended lock is one load and one CAS on the caller's path.
+inline bool Enter(GateWord& word, uint64_t unit, uint64_t conflicts) {
+  uint64_t w = word.load(std::memory_order_relaxed);
+  // Bits 32-47 serve, 48-63 the next ticket: equal means nobody queued.
+  while (((w >> 32) & 0xffff) == (w >> 48) && (w & conflicts) == 0) {
+    if (word.compare_exchange_weak(w, w + unit, std::memory_order_acquire,
+                                   std::memory_order_relaxed)) {
+      return false;
+    }
+  }
+  return EnterQueued(word, unit, conflicts);
+}
+
+inline void Leave(GateWord& word, uint64_t unit) {
+  word.fetch_sub(unit, std::memory_order_release);
+}
+
+}  // namespace gate
 
 // Spins politely: relax instructions with exponential growth, then yields
 // the core (ranks are often oversubscribed on small nodes) and runs the
@@ -89,36 +139,80 @@ class ExclusiveShare {
   explicit ExclusiveShare(bool threaded = true) : threaded_(threaded) {}
   void set_threaded(bool threaded) { threaded_ = threaded; }
 
-  bool Enter(LockWords& all_owner);  // true when it had to wait
-  void Leave(LockWords& all_owner);
+  bool Enter(const AllShards& all) {  // true when it had to wait
+    if (threaded_) return EnterThreaded(all);
+    return held_++ == 0 && EnterShards(all);
+  }
+  void Leave(const AllShards& all) {
+    if (threaded_) return LeaveThreaded(all);
+    if (--held_ == 0) LeaveShards(all);
+  }
 
  private:
+  static bool EnterShards(const AllShards& all);
+  static void LeaveShards(const AllShards& all);
+  bool EnterThreaded(const AllShards& all);
+  void LeaveThreaded(const AllShards& all);
+
   std::mutex mutex_;  // threads of this process taking exclusive locks
   bool threaded_;
   int held_ = 0;
 };
 
 // The Acquire functions return true when they had to wait (contention).
-bool AcquireShared(LockWords& target);
-void ReleaseShared(LockWords& target);
+inline bool AcquireShared(LockWords& target) {
+  return gate::Enter(target.lock, gate::kAUnit, gate::kBMask);
+}
+inline void ReleaseShared(LockWords& target) {
+  gate::Leave(target.lock, gate::kAUnit);
+}
 // `share`: the calling process's ExclusiveShare of the window. Without it,
 // every call enters `all` on its own (one holder per call).
-bool AcquireExclusive(ExclusiveShare& share, LockWords& all_owner,
-                      LockWords& target);
-void ReleaseExclusive(ExclusiveShare& share, LockWords& all_owner,
-                      LockWords& target);
-bool AcquireExclusive(LockWords& all_owner, LockWords& target);
-void ReleaseExclusive(LockWords& all_owner, LockWords& target);
-bool AcquireAll(LockWords& all_owner);
-void ReleaseAll(LockWords& all_owner);
+inline bool AcquireExclusive(ExclusiveShare& share, const AllShards& all,
+                             LockWords& target) {
+  const bool waited_all = share.Enter(all);
+  const bool waited =
+      gate::Enter(target.lock, gate::kBUnit, gate::kAMask | gate::kBMask);
+  return waited_all || waited;
+}
+inline void ReleaseExclusive(ExclusiveShare& share, const AllShards& all,
+                             LockWords& target) {
+  gate::Leave(target.lock, gate::kBUnit);
+  share.Leave(all);
+}
+inline bool AcquireExclusive(LockWords& all_owner, LockWords& target) {
+  const bool waited_all = gate::Enter(all_owner.all, gate::kBUnit, gate::kAMask);
+  const bool waited =
+      gate::Enter(target.lock, gate::kBUnit, gate::kAMask | gate::kBMask);
+  return waited_all || waited;
+}
+inline void ReleaseExclusive(LockWords& all_owner, LockWords& target) {
+  gate::Leave(target.lock, gate::kBUnit);
+  gate::Leave(all_owner.all, gate::kBUnit);
+}
+// `shard`: the caller's own shard of the window's `all` gate.
+inline bool AcquireAll(LockWords& all_owner) {
+  return gate::Enter(all_owner.all, gate::kAUnit, gate::kBMask);
+}
+inline void ReleaseAll(LockWords& all_owner) {
+  gate::Leave(all_owner.all, gate::kAUnit);
+}
 
 // The accumulate stripes (window.h): shared for atomic updaters, exclusive
 // for plain-loop updaters.
 using StripeWord = GateWord;
-void AcquireStripeShared(StripeWord& word);
-void ReleaseStripeShared(StripeWord& word);
-void AcquireStripeExclusive(StripeWord& word);
-void ReleaseStripeExclusive(StripeWord& word);
+inline void AcquireStripeShared(StripeWord& word) {
+  gate::Enter(word, gate::kAUnit, gate::kBMask);
+}
+inline void ReleaseStripeShared(StripeWord& word) {
+  gate::Leave(word, gate::kAUnit);
+}
+inline void AcquireStripeExclusive(StripeWord& word) {
+  gate::Enter(word, gate::kBUnit, gate::kAMask | gate::kBMask);
+}
+inline void ReleaseStripeExclusive(StripeWord& word) {
+  gate::Leave(word, gate::kBUnit);
+}
 
 }  // namespace rmashim
 

@@ -3,6 +3,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <memory>
 #include <new>
 
@@ -94,6 +95,23 @@ void ManagedWindow::MapTargets(MPI_Comm comm, std::byte* my_base,
         break;
     }
   }
+  MapAllShards();
+}
+
+// Single-node windows' `all` shards (shm_lock.h): one per
+// kRanksPerAllShard ranks, in the headers of window ranks 0, 1, ...
+// RMASHIM_TEST_RANKS_PER_ALL_SHARD (the same on every rank) sets another
+// shard size, so tests on a few ranks can exercise several shards.
+void ManagedWindow::MapAllShards() {
+  if (!single_node_) return;
+  static const int per_shard = [] {
+    const char* env = std::getenv("RMASHIM_TEST_RANKS_PER_ALL_SHARD");
+    const int n = env != nullptr ? std::atoi(env) : 0;
+    return n > 0 ? n : kRanksPerAllShard;
+  }();
+  const int shards = (comm_size_ + per_shard - 1) / per_shard;
+  all_shards_.resize(shards);
+  for (int i = 0; i < shards; ++i) all_shards_[i] = &targets_[i].header->lock_words;
 }
 
 // Whether this process may read every node-local peer's memory with

@@ -208,7 +208,12 @@ class ManagedWindow {
   int first_node_rank() const { return first_node_rank_; }
 
   LockWords& lock_words(int rank) { return targets_[rank].header->lock_words; }
-  LockWords& all_lock_words() { return targets_[0].header->lock_words; }
+  // The `all` gate's shards (shm_lock.h), and the one this rank's
+  // lock_all enters.
+  AllShards all_shards() const {
+    return {all_shards_.data(), static_cast<int>(all_shards_.size())};
+  }
+  LockWords& own_all_shard() { return *all_shards_[rank_ % all_shards_.size()]; }
   SegmentHeader& header(int rank) { return *targets_[rank].header; }
   // PSCW post counters in each header: one per rank on single-node windows,
   // none on windows spanning nodes (their PSCW is MPI's).
@@ -254,6 +259,7 @@ class ManagedWindow {
                        Vote* agreed, void** segment);
   void MapTargets(MPI_Comm comm, std::byte* my_base, MPI_Aint size,
                   int disp_unit);
+  void MapAllShards();
   bool CrossMemoryWorks(MPI_Comm comm) const;
   void Finish();
 
@@ -271,6 +277,7 @@ class ManagedWindow {
   int unstriped_slot_ = -1;
   int comm_size_ = 0;  // targets_.size(), kept for the fast paths
   std::vector<Target> targets_;
+  std::vector<LockWords*> all_shards_;  // single-node windows
   // MPI_Win_create windows with node-local peers: they attach to this
   // process's memory (ptracer.h).
   CrossMemoryGrant cross_memory_grant_;

@@ -117,7 +117,7 @@ int Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
     AcquireCounted(w.profile, [&] {
       return lock_type == MPI_LOCK_SHARED
                  ? AcquireShared(w.lock_words(rank))
-                 : AcquireExclusive(w.exclusive_share, w.all_lock_words(),
+                 : AcquireExclusive(w.exclusive_share, w.all_shards(),
                                     w.lock_words(rank));
     });
   }
@@ -159,7 +159,7 @@ int Unlock(ManagedWindow& w, int rank) {
       if (state.mode == LockMode::kShared) {
         ReleaseShared(w.lock_words(rank));
       } else {
-        ReleaseExclusive(w.exclusive_share, w.all_lock_words(),
+        ReleaseExclusive(w.exclusive_share, w.all_shards(),
                          w.lock_words(rank));
       }
     }
@@ -182,7 +182,7 @@ int LockAll(ManagedWindow& w, int assert) {
     const int rc = PMPI_Win_lock_all(assert, w.app_win());
     if (rc != MPI_SUCCESS) return rc;
   } else if (!w.lock_all_nocheck) {
-    AcquireCounted(w.profile, [&] { return AcquireAll(w.all_lock_words()); });
+    AcquireCounted(w.profile, [&] { return AcquireAll(w.own_all_shard()); });
   }
   w.epoch = AccessEpoch::kLockAll;
   return MPI_SUCCESS;
@@ -203,7 +203,7 @@ int UnlockAll(ManagedWindow& w) {
     if (w.any_mpi_ops_pending) {
       rc = PMPI_Win_flush_all(w.app_win());
     }
-    if (!w.lock_all_nocheck) ReleaseAll(w.all_lock_words());
+    if (!w.lock_all_nocheck) ReleaseAll(w.own_all_shard());
   }
   ClearPending(w);
   w.epoch = AccessEpoch::kNone;

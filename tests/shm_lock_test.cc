@@ -221,8 +221,10 @@ TEST(ShmLockFairnessTest, ExclusiveAmidSharedLocks) {
 // for the process's locks: a deadlock).
 TEST(ShmLockFairnessTest, NestedExclusiveDoesNotQueueBehindLockAll) {
   LockWords all, t1, t2;
+  LockWords* one_shard[] = {&all};
+  const AllShards shards{one_shard, 1};
   ExclusiveShare share;  // one process's
-  AcquireExclusive(share, all, t1);
+  AcquireExclusive(share, shards, t1);
   std::atomic<bool> lock_all_in{false};
   std::thread waiter([&] {
     AcquireAll(all);
@@ -231,11 +233,11 @@ TEST(ShmLockFairnessTest, NestedExclusiveDoesNotQueueBehindLockAll) {
   });
   // Until the waiter has drawn its ticket.
   while (all.all.load() >> 48 == 0) std::this_thread::yield();
-  AcquireExclusive(share, all, t2);  // would hang behind the waiter
+  AcquireExclusive(share, shards, t2);  // would hang behind the waiter
   EXPECT_FALSE(lock_all_in.load());
-  ReleaseExclusive(share, all, t2);
+  ReleaseExclusive(share, shards, t2);
   EXPECT_FALSE(lock_all_in.load());
-  ReleaseExclusive(share, all, t1);
+  ReleaseExclusive(share, shards, t1);
   waiter.join();
   EXPECT_TRUE(lock_all_in.load());
   EXPECT_EQ(Holders(all.all.load()), 0u);
@@ -255,6 +257,68 @@ TEST(ShmLockFairnessTest, StripeWriterAmidReaders) {
         ReleaseStripeExclusive(stripe);
       }))
       << "stripe writer starved by readers";
+}
+
+// ---- The `all` gate split into shards (several lock_all callers per node).
+
+struct Shards {
+  std::vector<LockWords> words = std::vector<LockWords>(3);
+  std::vector<LockWords*> pointers{&words[0], &words[1], &words[2]};
+  AllShards view() const { return {pointers.data(), 3}; }
+};
+
+TEST(ShmLockShardTest, LockAllTouchesOnlyItsShardExclusiveTakesAll) {
+  Shards all;
+  LockWords target;
+  AcquireAll(all.words[1]);
+  EXPECT_EQ(GateAHolders(all.words[1].all.load()), 1u);
+  EXPECT_EQ(all.words[0].all.load(), 0u);
+  EXPECT_EQ(all.words[2].all.load(), 0u);
+  ReleaseAll(all.words[1]);
+  ExclusiveShare share(/*threaded=*/false);
+  AcquireExclusive(share, all.view(), target);
+  for (const LockWords& w : all.words) EXPECT_EQ(GateBHolders(w.all.load()), 1u);
+  ReleaseExclusive(share, all.view(), target);
+  for (const LockWords& w : all.words) EXPECT_EQ(w.all.load() & 0xffffffff, 0u);
+}
+
+// Threads as processes: lock_all callers on different shards and exclusive
+// lockers (each with its own ExclusiveShare, some holding two locks at
+// once) never overlap, and nobody hangs.
+TEST(ShmLockShardTest, LockAllOnAnyShardExcludesExclusiveLockers) {
+  Shards all;
+  std::vector<LockWords> targets(2);
+  std::atomic<int> lock_all_in{0}, exclusive_in{0};
+  std::atomic<bool> overlap{false};
+  RunThreads([&](int id) {
+    ExclusiveShare share(/*threaded=*/false);
+    for (int i = 0; i < kRounds / 2; ++i) {
+      if (id < 2) {  // lock_all on shard 0 or 2
+        LockWords& shard = all.words[id * 2];
+        AcquireAll(shard);
+        lock_all_in.fetch_add(1);
+        if (exclusive_in.load() != 0) overlap = true;
+        lock_all_in.fetch_sub(1);
+        ReleaseAll(shard);
+      } else {  // exclusive on one target, then nested on the other
+        // Both take target 0 first: nested locks in one order (taking
+        // them in opposite orders deadlocks with any blocking lock).
+        LockWords& first = targets[0];
+        LockWords& second = targets[1];
+        AcquireExclusive(share, all.view(), first);
+        exclusive_in.fetch_add(1);
+        if (lock_all_in.load() != 0) overlap = true;
+        if (i % 4 == 0) {
+          AcquireExclusive(share, all.view(), second);
+          ReleaseExclusive(share, all.view(), second);
+        }
+        exclusive_in.fetch_sub(1);
+        ReleaseExclusive(share, all.view(), first);
+      }
+    }
+  });
+  EXPECT_FALSE(overlap.load());
+  for (const LockWords& w : all.words) EXPECT_EQ(Holders(w.all.load()), 0u);
 }
 
 }  // namespace
