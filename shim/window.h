@@ -77,6 +77,22 @@ inline MPI_Aint HeaderBytes(int slots, int post_counters) {
   return (bytes + kPage - 1) / kPage * kPage;
 }
 
+// The node-sized arrays after each rank's header. Only windows whose ranks
+// all share one node run PSCW (post counters) and unstriped word atomics
+// (slots) in shared memory, so only they have any, one per node rank; a
+// window spanning nodes has none, however large its communicator. Not
+// MPI_Win_create windows' slots: their node-local peers are reached through
+// cross-memory attach, which the unstriped protocol does not cover.
+struct HeaderArrays {
+  int unstriped_slots = 0;
+  int post_counters = 0;
+};
+inline HeaderArrays HeaderArraysFor(bool single_node, bool create_flavor,
+                                    int node_size) {
+  if (!single_node) return {};
+  return {create_flavor ? 0 : node_size, node_size};
+}
+
 // One rank of the window's communicator as seen from this process.
 struct Target {
   // Node-local targets: the window memory, mapped here; or, when `pid` is
@@ -217,11 +233,12 @@ class ManagedWindow {
   SegmentHeader& header(int rank) { return *targets_[rank].header; }
   // PSCW post counters in each header: one per rank on single-node windows,
   // none on windows spanning nodes (their PSCW is MPI's).
-  int post_counters() const { return single_node_ ? node_size_ : 0; }
+  int post_counters() const { return header_arrays().post_counters; }
   // Unstriped slots in each header (word_atomics.h): one per rank on
   // single-node windows whose memory every rank maps (not MPI_Win_create).
-  int unstriped_slot_count() const {
-    return single_node_ && flavor_ != Flavor::kCreate ? node_size_ : 0;
+  int unstriped_slot_count() const { return header_arrays().unstriped_slots; }
+  HeaderArrays header_arrays() const {
+    return HeaderArraysFor(single_node_, flavor_ == Flavor::kCreate, node_size_);
   }
   MPI_Aint header_bytes() const {
     return HeaderBytes(unstriped_slot_count(), post_counters());
