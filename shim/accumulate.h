@@ -66,9 +66,11 @@ inline constexpr size_t kBulkElements = 16;
 // kernels; word atomics unstriped where word_atomics.h allows) and returns
 // true; false sends the call through the full checks, which find any
 // error. MPI_Accumulate must not pass MPI_NO_OP (it is an error there).
-inline bool TryFastRun(ManagedWindow& w, MPI_Datatype type, int count,
-                       MPI_Op op, int target, MPI_Aint disp,
-                       const void* origin, void* result) {
+[[gnu::always_inline]] inline bool TryFastRun(ManagedWindow& w,
+                                              MPI_Datatype type, int count,
+                                              MPI_Op op, int target,
+                                              MPI_Aint disp, const void* origin,
+                                              void* result) {
   const ElementOp* e = BuiltinElementOp(type, op);
   std::byte* addr;
   if (e == nullptr || e->extent != e->size || count <= 0 ||
@@ -99,9 +101,9 @@ inline bool TryFastRun(ManagedWindow& w, MPI_Datatype type, int count,
 }
 
 // MPI_Compare_and_swap's fast path, as TryFastRun.
-inline bool TryFastCompareSwap(ManagedWindow& w, MPI_Datatype type,
-                               int target, MPI_Aint disp, const void* origin,
-                               const void* compare, void* result) {
+[[gnu::always_inline]] inline bool TryFastCompareSwap(
+    ManagedWindow& w, MPI_Datatype type, int target, MPI_Aint disp,
+    const void* origin, const void* compare, void* result) {
   const CompareSwapOp* cas = BuiltinCompareSwap(type);
   std::byte* addr;
   if (cas == nullptr || origin == nullptr || compare == nullptr ||

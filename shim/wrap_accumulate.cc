@@ -64,7 +64,8 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
   return MPI_SUCCESS;
 }
 
-int Accumulate(const AccumulateCall& c, MPI_Win win, MPI_Request* request) {
+[[gnu::noinline]] int Accumulate(const AccumulateCall& c, MPI_Win win,
+                                 MPI_Request* request) {
   const bool fetching = c.fetching;
   const OpKind kind = request ? (fetching ? OpKind::kRgetAccumulate : OpKind::kRaccumulate)
                               : (fetching ? OpKind::kGetAccumulate : OpKind::kAccumulate);
@@ -91,6 +92,41 @@ int Accumulate(const AccumulateCall& c, MPI_Win win, MPI_Request* request) {
                          c.origin, c.origin_count, c.origin_type, c.result,
                          c.result_count, c.result_type, c.target, c.disp,
                          c.target_count, c.target_type, c.op, used);
+      });
+}
+
+// The fetch_and_op and compare_and_swap calls their fast paths did not
+// serve; out of line, so the fast paths need no stack frame.
+[[gnu::noinline]] int FetchAndOpSlow(const void* origin_addr, void* result_addr,
+                                     MPI_Datatype datatype, int target_rank,
+                                     MPI_Aint target_disp, MPI_Op op,
+                                     MPI_Win win) {
+  return Dispatch(
+      win, target_rank, nullptr, {OpKind::kFetchAndOp, 1, datatype},
+      [&](ManagedWindow& w, int* rc) {
+        return FetchAndOpDirect(w, origin_addr, result_addr, datatype,
+                                target_rank, target_disp, op, rc);
+      },
+      [&](MPI_Win used) {
+        return PMPI_Fetch_and_op(origin_addr, result_addr, datatype,
+                                 target_rank, target_disp, op, used);
+      });
+}
+
+[[gnu::noinline]] int CompareAndSwapSlow(const void* origin_addr,
+                                         const void* compare_addr,
+                                         void* result_addr,
+                                         MPI_Datatype datatype, int target_rank,
+                                         MPI_Aint target_disp, MPI_Win win) {
+  return Dispatch(
+      win, target_rank, nullptr, {OpKind::kCompareAndSwap, 1, datatype},
+      [&](ManagedWindow& w, int* rc) {
+        return CompareAndSwapDirect(w, origin_addr, compare_addr, result_addr,
+                                    datatype, target_rank, target_disp, rc);
+      },
+      [&](MPI_Win used) {
+        return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr,
+                                     datatype, target_rank, target_disp, used);
       });
 }
 
@@ -170,16 +206,8 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr,
                  result_addr)) {
     return Served(*w, OpKind::kFetchAndOp, target_rank, 1, datatype);
   }
-  return Dispatch(
-      win, target_rank, nullptr, {OpKind::kFetchAndOp, 1, datatype},
-      [&](ManagedWindow& w, int* rc) {
-        return FetchAndOpDirect(w, origin_addr, result_addr, datatype,
-                                target_rank, target_disp, op, rc);
-      },
-      [&](MPI_Win used) {
-        return PMPI_Fetch_and_op(origin_addr, result_addr, datatype,
-                                 target_rank, target_disp, op, used);
-      });
+  return FetchAndOpSlow(origin_addr, result_addr, datatype, target_rank,
+                        target_disp, op, win);
 }
 
 int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
@@ -191,16 +219,8 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
                          compare_addr, result_addr)) {
     return Served(*w, OpKind::kCompareAndSwap, target_rank, 1, datatype);
   }
-  return Dispatch(
-      win, target_rank, nullptr, {OpKind::kCompareAndSwap, 1, datatype},
-      [&](ManagedWindow& w, int* rc) {
-        return CompareAndSwapDirect(w, origin_addr, compare_addr, result_addr,
-                                    datatype, target_rank, target_disp, rc);
-      },
-      [&](MPI_Win used) {
-        return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr,
-                                     datatype, target_rank, target_disp, used);
-      });
+  return CompareAndSwapSlow(origin_addr, compare_addr, result_addr, datatype,
+                            target_rank, target_disp, win);
 }
 
 }  // extern "C"

@@ -85,9 +85,10 @@ bool TryDirect(ManagedWindow& w, const Transfer& x, int* rc) {
 // one predefined type on both sides, equal counts, a node-local target
 // mapped here in an epoch that gives access. True when done. Everything
 // else (and every error) goes through TryDirect's full checks.
-inline bool TryFast(ManagedWindow& w, OpKind kind, void* origin, int count,
-                    MPI_Datatype origin_type, int target, MPI_Aint disp,
-                    int target_count, MPI_Datatype target_type) {
+[[gnu::always_inline]] inline bool TryFast(
+    ManagedWindow& w, OpKind kind, void* origin, int count,
+    MPI_Datatype origin_type, int target, MPI_Aint disp, int target_count,
+    MPI_Datatype target_type) {
   const bool put = kind == OpKind::kPut || kind == OpKind::kRput;
   if (origin_type != target_type || count != target_count ||
       !IsBuiltinType(origin_type) || origin == nullptr || count <= 0) {
@@ -110,7 +111,8 @@ inline bool TryFast(ManagedWindow& w, OpKind kind, void* origin, int count,
 }
 
 // MPI_Put, MPI_Get, and with `request` their request-based forms.
-int PutOrGet(MPI_Win win, const Transfer& x, MPI_Request* request) {
+[[gnu::noinline]] int PutOrGet(MPI_Win win, const Transfer& x,
+                               MPI_Request* request) {
   const OpKind kind = x.dir == Direction::kPut
                           ? (request ? OpKind::kRput : OpKind::kPut)
                           : (request ? OpKind::kRget : OpKind::kGet);
