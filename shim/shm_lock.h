@@ -141,11 +141,16 @@ class ExclusiveShare {
 
   bool Enter(const AllShards& all) {  // true when it had to wait
     if (threaded_) return EnterThreaded(all);
-    return held_++ == 0 && EnterShards(all);
+    if (held_++ != 0) return false;
+    return all.count == 1
+               ? gate::Enter(all.shards[0]->all, gate::kBUnit, gate::kAMask)
+               : EnterShards(all);
   }
   void Leave(const AllShards& all) {
     if (threaded_) return LeaveThreaded(all);
-    if (--held_ == 0) LeaveShards(all);
+    if (--held_ != 0) return;
+    if (all.count == 1) return gate::Leave(all.shards[0]->all, gate::kBUnit);
+    LeaveShards(all);
   }
 
  private:

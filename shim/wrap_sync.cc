@@ -104,6 +104,77 @@ int FlushAllTargets(ManagedWindow& w, FlushAllFn flush_all) {
   return MPI_SUCCESS;
 }
 
+// This process's record of a lock it now holds.
+void MarkLocked(ManagedWindow& w, int rank, int lock_type, bool nocheck) {
+  TargetLockState& state = w.locks[rank];
+  state.mode = lock_type == MPI_LOCK_SHARED ? LockMode::kShared
+                                            : LockMode::kExclusive;
+  state.nocheck = nocheck;
+  state.mpi_ops_pending = false;
+  w.epoch = AccessEpoch::kLock;
+  ++w.locks_held;
+}
+
+// ... and of one it released.
+void MarkUnlocked(ManagedWindow& w, TargetLockState& state) {
+  state.mode = LockMode::kNone;
+  state.nocheck = false;
+  state.mpi_ops_pending = false;
+  if (--w.locks_held == 0) {
+    w.epoch = AccessEpoch::kNone;
+    w.any_mpi_ops_pending = false;
+  }
+}
+
+// Whether lock and unlock may skip the full path: shared-memory locks, one
+// thread, profiling off.
+bool PlainShmLocks(const ManagedWindow& w) {
+  return w.profile == nullptr && w.locks_in_shm() &&
+         !g_runtime.thread_multiple();
+}
+
+// The common lock, inlined into MPI_Win_lock: a valid rank with no lock of
+// this process yet, no assert, in no epoch or a lock epoch.
+[[gnu::always_inline]] inline bool TryFastLock(ManagedWindow& w, int lock_type,
+                                               int rank, int assert) {
+  if (assert != 0 || !PlainShmLocks(w) ||
+      static_cast<unsigned>(rank) >= static_cast<unsigned>(w.comm_size()) ||
+      (w.epoch != AccessEpoch::kNone && w.epoch != AccessEpoch::kLock) ||
+      w.locks[rank].mode != LockMode::kNone) {
+    return false;
+  }
+  if (lock_type == MPI_LOCK_EXCLUSIVE) {
+    AcquireExclusive(w.exclusive_share, w.all_shards(), w.lock_words(rank));
+  } else if (lock_type == MPI_LOCK_SHARED) {
+    AcquireShared(w.lock_words(rank));
+  } else {
+    return false;
+  }
+  MarkLocked(w, rank, lock_type, /*nocheck=*/false);
+  return true;
+}
+
+// The common unlock: a lock word this process took, nothing passed to MPI.
+[[gnu::always_inline]] inline bool TryFastUnlock(ManagedWindow& w, int rank) {
+  if (!PlainShmLocks(w) ||
+      static_cast<unsigned>(rank) >= static_cast<unsigned>(w.comm_size()) ||
+      w.epoch != AccessEpoch::kLock) {
+    return false;
+  }
+  TargetLockState& state = w.locks[rank];
+  if (state.mode == LockMode::kNone || state.nocheck || state.mpi_ops_pending) {
+    return false;
+  }
+  PublishBeforeLockedRelease();  // the release below is the fence
+  if (state.mode == LockMode::kShared) {
+    ReleaseShared(w.lock_words(rank));
+  } else {
+    ReleaseExclusive(w.exclusive_share, w.all_shards(), w.lock_words(rank));
+  }
+  MarkUnlocked(w, state);
+  return true;
+}
+
 int Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
   if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE) {
     return Fail(w, MPI_ERR_ARG);  // what MPICH reports (not MPI_ERR_LOCKTYPE)
@@ -130,13 +201,7 @@ int Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
     });
   }
   StateGuard guard(w.state_mutex);  // taken after spinning, never during
-  TargetLockState& state = w.locks[rank];
-  state.mode = lock_type == MPI_LOCK_SHARED ? LockMode::kShared
-                                            : LockMode::kExclusive;
-  state.nocheck = nocheck;
-  state.mpi_ops_pending = false;
-  w.epoch = AccessEpoch::kLock;
-  ++w.locks_held;
+  MarkLocked(w, rank, lock_type, nocheck);
   return MPI_SUCCESS;
 }
 
@@ -172,14 +237,21 @@ int Unlock(ManagedWindow& w, int rank) {
       }
     }
   }
-  state.mode = LockMode::kNone;
-  state.nocheck = false;
-  state.mpi_ops_pending = false;
-  if (--w.locks_held == 0) {
-    w.epoch = AccessEpoch::kNone;
-    w.any_mpi_ops_pending = false;
-  }
+  MarkUnlocked(w, state);
   return rc;
+}
+
+// Every other lock and unlock: timed for the profile, checked in full.
+[[gnu::noinline]] int LockSlow(ManagedWindow* w, int lock_type, int rank,
+                               int assert, MPI_Win win) {
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kLock);
+  return w ? Lock(*w, lock_type, rank, assert)
+           : PMPI_Win_lock(lock_type, rank, assert, win);
+}
+
+[[gnu::noinline]] int UnlockSlow(ManagedWindow* w, int rank, MPI_Win win) {
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kUnlock);
+  return w ? Unlock(*w, rank) : PMPI_Win_unlock(rank, win);
 }
 
 int LockAll(ManagedWindow& w, int assert) {
@@ -227,15 +299,16 @@ extern "C" {
 
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
-  SyncTimer timer(ProfileOf(win, w), SyncKind::kLock);
-  return w ? Lock(*w, lock_type, rank, assert)
-           : PMPI_Win_lock(lock_type, rank, assert, win);
+  if (w != nullptr && TryFastLock(*w, lock_type, rank, assert)) {
+    return MPI_SUCCESS;
+  }
+  return LockSlow(w, lock_type, rank, assert, win);
 }
 
 int MPI_Win_unlock(int rank, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
-  SyncTimer timer(ProfileOf(win, w), SyncKind::kUnlock);
-  return w ? Unlock(*w, rank) : PMPI_Win_unlock(rank, win);
+  if (w != nullptr && TryFastUnlock(*w, rank)) return MPI_SUCCESS;
+  return UnlockSlow(w, rank, win);
 }
 
 int MPI_Win_lock_all(int assert, MPI_Win win) {
