@@ -286,10 +286,37 @@ void PlainApply(std::byte* target, const std::byte* origin, std::byte* result,
   }
 }
 
+// Without `result` (MPI_Accumulate) the integer ops discard the old value,
+// so the compiler emits `lock add/and/or/xor`: one locked access. Fetching
+// the old value of and/or/xor takes a load and a CAS loop, and when the line
+// is not in this core's cache, that is two coherence transactions (the load
+// shares the line, the CAS must then own it): random-access updates such as
+// GUPS pay it twice.
+template <typename T, typename Op>
+void AtomicApplyNoResult(std::byte* target, const std::byte* origin, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    std::atomic_ref<T> ref(*reinterpret_cast<T*>(target + i * sizeof(T)));
+    const T x = Load<T>(origin + i * sizeof(T));
+    if constexpr (std::is_same_v<Op, Sum>) {
+      ref.fetch_add(x);
+    } else if constexpr (std::is_same_v<Op, Band>) {
+      ref.fetch_and(x);
+    } else if constexpr (std::is_same_v<Op, Bor>) {
+      ref.fetch_or(x);
+    } else {
+      ref.fetch_xor(x);
+    }
+  }
+}
+
 template <typename T, typename Op>
 void AtomicApply(std::byte* target, const std::byte* origin, std::byte* result,
                  size_t n) {
   constexpr bool kInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+  if constexpr (kInt && (std::is_same_v<Op, Sum> || std::is_same_v<Op, Band> ||
+                         std::is_same_v<Op, Bor> || std::is_same_v<Op, Bxor>)) {
+    if (result == nullptr) return AtomicApplyNoResult<T, Op>(target, origin, n);
+  }
   for (size_t i = 0; i < n; ++i) {
     std::atomic_ref<T> ref(*reinterpret_cast<T*>(target + i * sizeof(T)));
     const T x = Load<T>(origin + i * sizeof(T));
