@@ -100,6 +100,36 @@ inline constexpr size_t kBulkElements = 16;
   return true;
 }
 
+// Queues an MPI_Accumulate of one word (deferred_atomics.h): a builtin type
+// with a CPU-atomic flavour, aligned, to a node-local target in a
+// passive-target epoch, by a process with an unstriped slot. True when
+// queued; false sends the call down the other paths, which apply the queue
+// first (ApplyDeferred).
+[[gnu::always_inline]] inline bool TryDeferAccumulate(
+    ManagedWindow& w, MPI_Datatype type, MPI_Op op, int target, MPI_Aint disp,
+    const void* origin) {
+  if (w.unstriped_slot() < 0 || origin == nullptr ||
+      (w.epoch != AccessEpoch::kLockAll && w.epoch != AccessEpoch::kLock)) {
+    return false;
+  }
+  const ElementOp* e = BuiltinElementOp(type, op);
+  std::byte* addr;
+  if (e == nullptr || e->atomic == nullptr || e->size > 8 ||
+      e->extent != e->size || !DirectWord(w, target, disp, e->size, &addr) ||
+      !IsAligned(addr, e->align)) {
+    return false;
+  }
+  const Target& t = w.target(target);
+  w.deferred.Add(*e, t, addr - t.base, origin);
+  return true;
+}
+
+// Applies the queued accumulates before anything that could observe or
+// reorder them (every synchronization, every other accumulate-family call).
+inline void ApplyDeferred(ManagedWindow& w) {
+  if (!w.deferred.empty()) w.deferred.Apply();
+}
+
 // MPI_Compare_and_swap's fast path, as TryFastRun.
 [[gnu::always_inline]] inline bool TryFastCompareSwap(
     ManagedWindow& w, MPI_Datatype type, int target, MPI_Aint disp,

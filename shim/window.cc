@@ -137,6 +137,7 @@ void ManagedWindow::Finish() {
   if (unstriped_slot_count() > 0 && !g_runtime.thread_multiple() &&
       UnstripedAtomicsRegistered()) {
     unstriped_slot_ = node_index_[rank_];
+    deferred.set_slot(unstriped_slot_);
   }
   if (!single_node_) return;
   PMPI_Win_lock_all(MPI_MODE_NOCHECK, app_win_);

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <vector>
 
+#include "shim/deferred_atomics.h"
 #include "shim/node_segments.h"
 #include "shim/profile.h"
 #include "shim/ptracer.h"
@@ -267,6 +268,9 @@ class ManagedWindow {
   bool any_mpi_ops_pending = false;
   std::vector<TargetLockState> locks;  // indexed by target rank
   PscwState pscw;
+  // Word accumulates queued until the next synchronization
+  // (deferred_atomics.h); only with an unstriped slot.
+  DeferredAtomics deferred;
 
  private:
   ManagedWindow() = default;

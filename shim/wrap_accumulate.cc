@@ -30,6 +30,7 @@ int Dispatch(MPI_Win win, int target, MPI_Request* request, Profiled what,
     CountUnmanagedOp(win, what.kind, target, what.count, what.type);
     return mpi(win);
   }
+  ApplyDeferred(*w);
   if (request != nullptr && !RequestEpochOk(*w, target)) {
     return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
   }
@@ -140,11 +141,18 @@ int MPI_Accumulate(const void* origin_addr, int origin_count,
                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   if (w != nullptr && origin_datatype == target_datatype &&
-      origin_count == target_count && op != MPI_NO_OP &&
-      TryFastRun(*w, target_datatype, target_count, op, target_rank,
-                 target_disp, origin_addr, nullptr)) {
-    return Served(*w, OpKind::kAccumulate, target_rank, target_count,
-                  target_datatype);
+      origin_count == target_count && op != MPI_NO_OP) {
+    if (target_count == 1 && TryDeferAccumulate(*w, target_datatype, op,
+                                                target_rank, target_disp,
+                                                origin_addr)) {
+      return Served(*w, OpKind::kAccumulate, target_rank, 1, target_datatype);
+    }
+    ApplyDeferred(*w);
+    if (TryFastRun(*w, target_datatype, target_count, op, target_rank,
+                   target_disp, origin_addr, nullptr)) {
+      return Served(*w, OpKind::kAccumulate, target_rank, target_count,
+                    target_datatype);
+    }
   }
   return Accumulate({false, origin_addr, origin_count, origin_datatype, nullptr, 0,
                      MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
@@ -170,6 +178,7 @@ int MPI_Get_accumulate(const void* origin_addr, int origin_count,
                        int target_count, MPI_Datatype target_datatype,
                        MPI_Op op, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
+  if (w != nullptr) ApplyDeferred(*w);
   if (w != nullptr && result_addr != nullptr &&
       result_datatype == target_datatype && result_count == target_count &&
       (op == MPI_NO_OP || (origin_datatype == target_datatype &&
@@ -201,6 +210,7 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr,
                      MPI_Datatype datatype, int target_rank,
                      MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
+  if (w != nullptr) ApplyDeferred(*w);
   if (w != nullptr && result_addr != nullptr &&
       TryFastRun(*w, datatype, 1, op, target_rank, target_disp, origin_addr,
                  result_addr)) {
@@ -214,6 +224,7 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
                          void* result_addr, MPI_Datatype datatype,
                          int target_rank, MPI_Aint target_disp, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
+  if (w != nullptr) ApplyDeferred(*w);
   if (w != nullptr &&
       TryFastCompareSwap(*w, datatype, target_rank, target_disp, origin_addr,
                          compare_addr, result_addr)) {

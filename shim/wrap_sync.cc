@@ -16,6 +16,7 @@
 
 #include <atomic>
 
+#include "shim/accumulate.h"
 #include "shim/direct_stores.h"
 #include "shim/runtime.h"
 #include "shim/shm_lock.h"
@@ -57,6 +58,7 @@ int FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
   }
   if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
   if (!InPassiveEpochWith(w, rank)) return Fail(w, MPI_ERR_RMA_SYNC);
+  ApplyDeferred(w);
   PublishDirectStores();
   StateGuard guard(w.state_mutex);
   TargetLockState& state = w.locks[rank];
@@ -78,6 +80,7 @@ inline bool TryFastFlush(ManagedWindow& w, int rank) {
       g_runtime.thread_multiple() || w.locks[rank].mpi_ops_pending) {
     return false;
   }
+  ApplyDeferred(w);
   PublishDirectStores();
   return true;
 }
@@ -94,6 +97,7 @@ int FlushAllTargets(ManagedWindow& w, FlushAllFn flush_all) {
   if (w.epoch != AccessEpoch::kLock && w.epoch != AccessEpoch::kLockAll) {
     return Fail(w, MPI_ERR_RMA_SYNC);
   }
+  ApplyDeferred(w);
   PublishDirectStores();
   StateGuard guard(w.state_mutex);
   if (!w.locks_in_shm() || w.any_mpi_ops_pending) {
@@ -165,6 +169,7 @@ bool PlainShmLocks(const ManagedWindow& w) {
   if (state.mode == LockMode::kNone || state.nocheck || state.mpi_ops_pending) {
     return false;
   }
+  ApplyDeferred(w);
   PublishBeforeLockedRelease();  // the release below is the fence
   if (state.mode == LockMode::kShared) {
     ReleaseShared(w.lock_words(rank));
@@ -214,6 +219,7 @@ int Unlock(ManagedWindow& w, int rank) {
   if (w.epoch != AccessEpoch::kLock || state.mode == LockMode::kNone) {
     return Fail(w, MPI_ERR_RMA_SYNC);
   }
+  ApplyDeferred(w);
   // Releasing the lock word publishes the stores by itself on x86.
   if (w.locks_in_shm() && !state.nocheck) {
     PublishBeforeLockedRelease();
@@ -270,6 +276,7 @@ int LockAll(ManagedWindow& w, int assert) {
 
 int UnlockAll(ManagedWindow& w) {
   if (w.epoch != AccessEpoch::kLockAll) return Fail(w, MPI_ERR_RMA_SYNC);
+  ApplyDeferred(w);
   if (w.locks_in_shm() && !w.lock_all_nocheck) {
     PublishBeforeLockedRelease();
   } else {
@@ -357,6 +364,7 @@ int MPI_Win_sync(MPI_Win win) {
   if (w->epoch != AccessEpoch::kLock && w->epoch != AccessEpoch::kLockAll) {
     return Fail(*w, MPI_ERR_RMA_SYNC);
   }
+  ApplyDeferred(*w);
   FenceAll();  // the window is unified: a fence is all it takes
   return w->locks_in_shm() ? MPI_SUCCESS : PMPI_Win_sync(win);
 }

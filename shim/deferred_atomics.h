@@ -1,0 +1,75 @@
+// Word accumulates without a result, applied at the next synchronization.
+//
+// An MPI_Accumulate completes at the target only at the next flush or unlock
+// (MPI-3 11.5.4), so the shim may apply it then. It pays to: a locked
+// instruction is a full barrier, so when every call applies its own atomic,
+// the next call's loads (window lookup, checks) wait for this one's cache
+// miss, and random-access updates (GUPS, histograms) run one miss at a
+// time. Queued, a batch is applied back to back after prefetching every
+// line for writing, so the misses overlap as in a plain loop of atomics.
+//
+// Only word-sized updates that the unstriped protocol (word_atomics.h)
+// covers are queued, in passive-target epochs; every call that could observe
+// or reorder them applies the queue first: flush, flush_local, unlock,
+// unlock_all, MPI_Win_sync, MPI_Win_free, and every accumulate-family call
+// on the window that is not queued itself (accumulate_ordering: updates from
+// one origin to one location stay in program order). One thread owns the
+// queue: processes under MPI_THREAD_MULTIPLE have no unstriped slot, so they
+// never queue.
+#ifndef RMASHIM_SHIM_DEFERRED_ATOMICS_H_
+#define RMASHIM_SHIM_DEFERRED_ATOMICS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "shim/element_ops.h"
+
+namespace rmashim {
+
+struct Target;
+
+class DeferredAtomics {
+ public:
+  static constexpr int kCapacity = 64;
+
+  bool empty() const { return count_ == 0; }
+
+  // Queues `op` (a word type's, with an atomic flavour) on the element at
+  // byte `offset` of node-local target `t`, with the origin value at
+  // `origin`. `t` must outlive the queue (the window's targets do).
+  void Add(const ElementOp& op, const Target& t, ptrdiff_t offset,
+           const void* origin) {
+    Entry& e = entries_[count_];
+    e.op = &op;
+    e.target = &t;
+    e.offset = offset;
+    std::memcpy(&e.value, origin, op.size);
+    if (++count_ == kCapacity) ApplyQueued();
+  }
+
+  // Applies the queue (a no-op when empty).
+  void Apply() {
+    if (count_ != 0) ApplyQueued();
+  }
+
+  // The calling process's slot in every target's header (word_atomics.h).
+  void set_slot(int slot) { slot_ = slot; }
+
+ private:
+  struct Entry {
+    const ElementOp* op;
+    const Target* target;
+    ptrdiff_t offset;
+    uint64_t value;
+  };
+  void ApplyQueued();
+
+  Entry entries_[kCapacity];
+  int count_ = 0;
+  int slot_ = -1;
+};
+
+}  // namespace rmashim
+
+#endif  // RMASHIM_SHIM_DEFERRED_ATOMICS_H_
