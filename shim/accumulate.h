@@ -101,10 +101,10 @@ inline constexpr size_t kBulkElements = 16;
 }
 
 // Queues an MPI_Accumulate of one word (deferred_atomics.h): a builtin type
-// with a CPU-atomic flavour, aligned, to a node-local target in a
-// passive-target epoch, by a process with an unstriped slot. True when
-// queued; false sends the call down the other paths, which apply the queue
-// first (ApplyDeferred).
+// with a CPU-atomic flavour,
+// aligned, to a node-local target in a passive-target epoch, by a process
+// with an unstriped slot. True when queued; false sends the call down the
+// other paths, which apply the queue first (ApplyDeferred).
 [[gnu::always_inline]] inline bool TryDeferAccumulate(
     ManagedWindow& w, MPI_Datatype type, MPI_Op op, int target, MPI_Aint disp,
     const void* origin) {
@@ -128,6 +128,12 @@ inline constexpr size_t kBulkElements = 16;
 // reorder them (every synchronization, every other accumulate-family call).
 inline void ApplyDeferred(ManagedWindow& w) {
   if (!w.deferred.empty()) w.deferred.Apply();
+}
+
+// ... at a synchronization, which also ends the current burst.
+inline void CompleteDeferred(ManagedWindow& w) {
+  ApplyDeferred(w);
+  w.deferred.Disarm();
 }
 
 // MPI_Compare_and_swap's fast path, as TryFastRun.

@@ -9,9 +9,21 @@
 
 namespace rmashim {
 
+void DeferredAtomics::Apply(const Entry& e) {
+  const Target& t = *e.target;
+  SegmentHeader& h = *t.header;
+  const auto* value = reinterpret_cast<const std::byte*>(&e.value);
+  if (!RunUnstriped(h.word_mode, h.unstriped_slots()[slot_], [&] {
+        e.op->atomic(t.base + e.offset, value, nullptr, 1);
+      })) {
+    ApplyRun(*e.op, /*exclusive=*/false, t, e.offset, value, nullptr, 1);
+  }
+}
+
 void DeferredAtomics::ApplyQueued() {
   const int n = count_;
   count_ = 0;
+  if (n == 1) return Apply(entries_[0]);  // accumulate + flush
   for (int i = 0; i < n; ++i) {
     __builtin_prefetch(entries_[i].target->base + entries_[i].offset, 1, 3);
   }

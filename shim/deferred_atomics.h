@@ -8,8 +8,9 @@
 // time. Queued, a batch is applied back to back after prefetching every
 // line for writing, so the misses overlap as in a plain loop of atomics.
 //
-// Only word-sized updates that the unstriped protocol (word_atomics.h)
-// covers are queued, in passive-target epochs; every call that could observe
+// Only the calls after the first since the last synchronization are queued
+// (a single accumulate + flush gains nothing from a queue), and only
+// word-sized updates that the unstriped protocol (word_atomics.h) covers, in passive-target epochs; every call that could observe
 // or reorder them applies the queue first: flush, flush_local, unlock,
 // unlock_all, MPI_Win_sync, MPI_Win_free, and every accumulate-family call
 // on the window that is not queued itself (accumulate_ordering: updates from
@@ -35,6 +36,14 @@ class DeferredAtomics {
 
   bool empty() const { return count_ == 0; }
 
+  // The first accumulate after a synchronization is applied at once (an
+  // accumulate + flush pays no queueing); Arm() notes it, and only the
+  // accumulates after it, a burst, are queued. Disarm() at every
+  // synchronization.
+  bool armed() const { return armed_; }
+  void Arm() { armed_ = true; }
+  void Disarm() { armed_ = false; }
+
   // Queues `op` (a word type's, with an atomic flavour) on the element at
   // byte `offset` of node-local target `t`, with the origin value at
   // `origin`. `t` must outlive the queue (the window's targets do).
@@ -44,7 +53,11 @@ class DeferredAtomics {
     e.op = &op;
     e.target = &t;
     e.offset = offset;
-    std::memcpy(&e.value, origin, op.size);
+    if (op.size == sizeof(e.value)) {
+      std::memcpy(&e.value, origin, sizeof(e.value));  // one load
+    } else {
+      std::memcpy(&e.value, origin, op.size);
+    }
     if (++count_ == kCapacity) ApplyQueued();
   }
 
@@ -64,10 +77,12 @@ class DeferredAtomics {
     uint64_t value;
   };
   void ApplyQueued();
+  void Apply(const Entry& e);  // one, on its own
 
   Entry entries_[kCapacity];
   int count_ = 0;
   int slot_ = -1;
+  bool armed_ = false;
 };
 
 }  // namespace rmashim

@@ -96,6 +96,29 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
       });
 }
 
+// An MPI_Accumulate that is not queued: applied at once (after the queue),
+// through the fast path where it applies, else the full one.
+[[gnu::noinline]] int AccumulateNow(ManagedWindow* w, const void* origin_addr,
+                                    int origin_count,
+                                    MPI_Datatype origin_datatype,
+                                    int target_rank, MPI_Aint target_disp,
+                                    int target_count,
+                                    MPI_Datatype target_datatype, MPI_Op op,
+                                    MPI_Win win) {
+  if (w != nullptr) ApplyDeferred(*w);
+  if (w != nullptr && origin_datatype == target_datatype &&
+      origin_count == target_count && op != MPI_NO_OP &&
+      TryFastRun(*w, target_datatype, target_count, op, target_rank,
+                 target_disp, origin_addr, nullptr)) {
+    return Served(*w, OpKind::kAccumulate, target_rank, target_count,
+                  target_datatype);
+  }
+  return Accumulate({false, origin_addr, origin_count, origin_datatype, nullptr, 0,
+                     MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
+                     target_datatype, op},
+                    win, nullptr);
+}
+
 // The fetch_and_op and compare_and_swap calls their fast paths did not
 // serve; out of line, so the fast paths need no stack frame.
 [[gnu::noinline]] int FetchAndOpSlow(const void* origin_addr, void* result_addr,
@@ -140,24 +163,25 @@ int MPI_Accumulate(const void* origin_addr, int origin_count,
                    MPI_Aint target_disp, int target_count,
                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
-  if (w != nullptr && origin_datatype == target_datatype &&
-      origin_count == target_count && op != MPI_NO_OP) {
-    if (target_count == 1 && TryDeferAccumulate(*w, target_datatype, op,
-                                                target_rank, target_disp,
-                                                origin_addr)) {
+  if (w != nullptr && target_count == 1 && origin_count == 1 &&
+      origin_datatype == target_datatype && op != MPI_NO_OP) {
+    // The first since the last synchronization at once, a burst queued
+    // (deferred_atomics.h).
+    const bool served =
+        w->deferred.armed()
+            ? TryDeferAccumulate(*w, target_datatype, op, target_rank,
+                                 target_disp, origin_addr)
+            : (w->deferred.Arm(), w->deferred.empty() &&
+                                      TryFastRun(*w, target_datatype, 1, op,
+                                                 target_rank, target_disp,
+                                                 origin_addr, nullptr));
+    if (served) {
       return Served(*w, OpKind::kAccumulate, target_rank, 1, target_datatype);
     }
-    ApplyDeferred(*w);
-    if (TryFastRun(*w, target_datatype, target_count, op, target_rank,
-                   target_disp, origin_addr, nullptr)) {
-      return Served(*w, OpKind::kAccumulate, target_rank, target_count,
-                    target_datatype);
-    }
   }
-  return Accumulate({false, origin_addr, origin_count, origin_datatype, nullptr, 0,
-                     MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
-                     target_datatype, op},
-                    win, nullptr);
+  return AccumulateNow(w, origin_addr, origin_count, origin_datatype,
+                       target_rank, target_disp, target_count,
+                       target_datatype, op, win);
 }
 
 int MPI_Raccumulate(const void* origin_addr, int origin_count,

@@ -58,7 +58,7 @@ int FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
   }
   if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
   if (!InPassiveEpochWith(w, rank)) return Fail(w, MPI_ERR_RMA_SYNC);
-  ApplyDeferred(w);
+  CompleteDeferred(w);
   PublishDirectStores();
   StateGuard guard(w.state_mutex);
   TargetLockState& state = w.locks[rank];
@@ -80,7 +80,7 @@ inline bool TryFastFlush(ManagedWindow& w, int rank) {
       g_runtime.thread_multiple() || w.locks[rank].mpi_ops_pending) {
     return false;
   }
-  ApplyDeferred(w);
+  CompleteDeferred(w);
   PublishDirectStores();
   return true;
 }
@@ -97,7 +97,7 @@ int FlushAllTargets(ManagedWindow& w, FlushAllFn flush_all) {
   if (w.epoch != AccessEpoch::kLock && w.epoch != AccessEpoch::kLockAll) {
     return Fail(w, MPI_ERR_RMA_SYNC);
   }
-  ApplyDeferred(w);
+  CompleteDeferred(w);
   PublishDirectStores();
   StateGuard guard(w.state_mutex);
   if (!w.locks_in_shm() || w.any_mpi_ops_pending) {
@@ -169,7 +169,7 @@ bool PlainShmLocks(const ManagedWindow& w) {
   if (state.mode == LockMode::kNone || state.nocheck || state.mpi_ops_pending) {
     return false;
   }
-  ApplyDeferred(w);
+  CompleteDeferred(w);
   PublishBeforeLockedRelease();  // the release below is the fence
   if (state.mode == LockMode::kShared) {
     ReleaseShared(w.lock_words(rank));
@@ -219,7 +219,7 @@ int Unlock(ManagedWindow& w, int rank) {
   if (w.epoch != AccessEpoch::kLock || state.mode == LockMode::kNone) {
     return Fail(w, MPI_ERR_RMA_SYNC);
   }
-  ApplyDeferred(w);
+  CompleteDeferred(w);
   // Releasing the lock word publishes the stores by itself on x86.
   if (w.locks_in_shm() && !state.nocheck) {
     PublishBeforeLockedRelease();
@@ -276,7 +276,7 @@ int LockAll(ManagedWindow& w, int assert) {
 
 int UnlockAll(ManagedWindow& w) {
   if (w.epoch != AccessEpoch::kLockAll) return Fail(w, MPI_ERR_RMA_SYNC);
-  ApplyDeferred(w);
+  CompleteDeferred(w);
   if (w.locks_in_shm() && !w.lock_all_nocheck) {
     PublishBeforeLockedRelease();
   } else {
@@ -364,7 +364,7 @@ int MPI_Win_sync(MPI_Win win) {
   if (w->epoch != AccessEpoch::kLock && w->epoch != AccessEpoch::kLockAll) {
     return Fail(*w, MPI_ERR_RMA_SYNC);
   }
-  ApplyDeferred(*w);
+  CompleteDeferred(*w);
   FenceAll();  // the window is unified: a fence is all it takes
   return w->locks_in_shm() ? MPI_SUCCESS : PMPI_Win_sync(win);
 }
