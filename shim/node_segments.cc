@@ -1,5 +1,5 @@
-// Creating, announcing, mapping and unmapping the node segments of one
-// managed window (node_segments.h).
+// Creating, announcing, mapping and giving back the node segments of one
+// managed window (node_segments.h), through the segment cache.
 #include "shim/node_segments.h"
 
 #include <fcntl.h>
@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <cstring>
 
 namespace rmashim {
 namespace {
@@ -21,6 +23,13 @@ size_t RoundToPages(size_t bytes) {
 std::byte* MapShared(int fd, size_t bytes) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   return p == MAP_FAILED ? nullptr : static_cast<std::byte*>(p);
+}
+
+// Serial numbers of this process's segments: never reused, so a peer's
+// cached mapping is never mistaken for a newer segment of ours.
+long NextSerial() {
+  static std::atomic<long> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
 }
 
 // A new segment: an unnamed file on /dev/shm's tmpfs (O_TMPFILE), its
@@ -42,7 +51,7 @@ bool CreateOwn(size_t bytes, OwnSegment* out) {
     return false;
   }
   *out = {fd, addr, bytes, static_cast<long>(st.st_dev),
-          static_cast<long>(st.st_ino), 0};
+          static_cast<long>(st.st_ino), NextSerial()};
   return true;
 }
 
@@ -67,15 +76,26 @@ std::byte* MapPeer(const SegmentId& id) {
 }  // namespace
 
 SegmentId NodeSegments::Prepare(size_t bytes, Vote vote) {
+  SegmentCache& cache = segment_cache();
   bytes = RoundToPages(bytes);
-  if (vote == Vote::kManage && own_.addr == nullptr) CreateOwn(bytes, &own_);
+  if (vote == Vote::kManage && own_.addr == nullptr) {
+    if (cache.TakeOwn(bytes, &own_)) {
+      // A freed window's: its lock words, counters and data are stale.
+      std::memset(own_.addr, 0, own_.bytes);
+      own_held_ = true;
+    } else if (CreateOwn(bytes, &own_)) {
+      own_held_ = cache.HoldDescriptor(bytes);
+    }
+  }
   const bool have = own_.addr != nullptr;
   return {static_cast<long>(getpid()),
           have ? static_cast<long>(own_.fd) : -1L,
           own_.dev,
           own_.ino,
           static_cast<long>(bytes),
-          static_cast<long>(vote)};
+          own_.serial,
+          static_cast<long>(vote),
+          static_cast<long>(cache.cached_bytes())};
 }
 
 Vote NodeSegments::Agree(const std::vector<SegmentId>& ids) {
@@ -87,28 +107,45 @@ Vote NodeSegments::Agree(const std::vector<SegmentId>& ids) {
   return static_cast<Vote>(agreed);
 }
 
+bool NodeSegments::ShouldRetry(const std::vector<SegmentId>& ids) {
+  bool failed = false;
+  long cached = 0;
+  for (const SegmentId& id : ids) {
+    if (id.vote != static_cast<long>(Vote::kManage)) return false;
+    failed = failed || id.fd < 0;
+    cached += id.cached_bytes;
+  }
+  return failed && cached > 0;
+}
+
 bool NodeSegments::Map(const std::vector<SegmentId>& ids,
                        const std::vector<int>& node_index, int rank) {
+  SegmentCache& cache = segment_cache();
   maps_.resize(std::count_if(node_index.begin(), node_index.end(),
                              [](int i) { return i != MPI_UNDEFINED; }));
   bool ok = true;
   for (size_t r = 0; r < ids.size(); ++r) {
     if (node_index[r] == MPI_UNDEFINED) continue;
     Mapping& m = maps_[node_index[r]];
-    m.bytes = static_cast<size_t>(ids[r].bytes);
+    const SegmentId& id = ids[r];
+    m.bytes = static_cast<size_t>(id.bytes);
     if (static_cast<int>(r) == rank) {
       m.addr = own_.addr;
       own_index_ = node_index[r];
       continue;
     }
-    m.addr = MapPeer(ids[r]);
+    m.name = {id.pid, id.dev, id.ino, id.serial, m.bytes, nullptr};
+    m.addr = cache.TakePeer(m.name);
+    if (m.addr == nullptr) m.addr = MapPeer(id);
     ok = ok && m.addr != nullptr;
   }
   return ok;
 }
 
 void NodeSegments::Mapped() {
-  if (own_.fd >= 0) {
+  // The mappings keep the memory; the descriptor only serves peers that
+  // map the segment later, from the cache.
+  if (!own_held_ && own_.fd >= 0) {
     close(own_.fd);
     own_.fd = -1;
   }
@@ -125,10 +162,27 @@ void NodeSegments::Drop() {
   if (own_.addr != nullptr) {
     munmap(own_.addr, own_.bytes);
     if (own_.fd >= 0) close(own_.fd);
+    if (own_held_) segment_cache().ReleaseDescriptor();
   }
   own_ = OwnSegment();
+  own_held_ = false;
 }
 
-NodeSegments::~NodeSegments() { Drop(); }
+NodeSegments::~NodeSegments() {
+  SegmentCache& cache = segment_cache();
+  for (int i = 0; i < static_cast<int>(maps_.size()); ++i) {
+    if (i == own_index_ || maps_[i].addr == nullptr) continue;
+    PeerSegment segment = maps_[i].name;
+    segment.addr = maps_[i].addr;
+    cache.PutPeer(segment);
+  }
+  if (own_.addr == nullptr) return;
+  if (own_held_) {
+    cache.PutOwn(own_);
+  } else {
+    munmap(own_.addr, own_.bytes);
+    if (own_.fd >= 0) close(own_.fd);
+  }
+}
 
 }  // namespace rmashim

@@ -6,7 +6,8 @@
 // however it ends, even if a rank dies inside window creation. (Named
 // POSIX segments, unlinked once every peer had mapped them, left names
 // behind when a rank died between shm_open and the unlink: the others wait
-// in a collective there and are killed by the launcher.)
+// in a collective there and are killed by the launcher.) Freed segments go
+// to the process's segment cache (segment_cache.h) and come back from it.
 //
 // The ranks announce their segments to each other in the one exchange that
 // window creation does (ManagedWindow), which is also where they agree
@@ -37,25 +38,31 @@ enum class Vote : long {
 
 // What a rank announces about its segment. Node peers find it through its
 // open descriptor, /proc/<pid>/fd/<fd>, and check it is the file described
-// (pids can mean another process to a peer in another PID namespace).
+// (pids can mean another process to a peer in another PID namespace); or
+// find their own mapping of it in the segment cache (same pid, device,
+// inode, size and serial).
 struct SegmentId {
   long pid;
   long fd;  // -1: no segment (vote not kManage, or creating it failed)
   long dev;
   long ino;
   long bytes;
-  long vote;  // Vote
+  long serial;
+  long vote;          // Vote
+  long cached_bytes;  // in this rank's segment cache (Retry)
 };
 
 class NodeSegments {
  public:
   NodeSegments() = default;
-  ~NodeSegments();  // unmaps the segments
+  // Gives the segments back to the segment cache (or unmaps them).
+  ~NodeSegments();
   NodeSegments(const NodeSegments&) = delete;
   NodeSegments& operator=(const NodeSegments&) = delete;
 
   // Local: this rank's segment of `bytes` (rounded up to whole pages,
-  // zeroed), unless `vote` is not kManage, and what to announce about it.
+  // zeroed), unless `vote` is not kManage (or one exists already: a retry),
+  // and what to announce about it.
   SegmentId Prepare(size_t bytes, Vote vote);
 
   // Local, and the same on every rank given every rank's announcement
@@ -63,6 +70,10 @@ class NodeSegments {
   // voted so and has its segment; else the highest vote, kNoMemory at
   // least when a rank could not create its segment.
   static Vote Agree(const std::vector<SegmentId>& ids);
+  // Whether the ranks should drop their segment caches and announce again
+  // (the same on every rank): a rank could not create its segment
+  // (/dev/shm exhausted) while some rank's cache held memory.
+  static bool ShouldRetry(const std::vector<SegmentId>& ids);
 
   // Local, after every rank voted kManage: maps the segment of each node
   // peer (`node_index`: NodeIndexOf in runtime.h; this rank is `rank`).
@@ -72,10 +83,10 @@ class NodeSegments {
   bool Map(const std::vector<SegmentId>& ids,
            const std::vector<int>& node_index, int rank);
   // Once every node peer has mapped this rank's segment: closes its
-  // descriptor (the mappings keep the memory).
+  // descriptor unless the segment cache wants it kept.
   void Mapped();
 
-  // Unmaps everything now (the window is left to MPI).
+  // Unmaps everything now, the cache bypassed (the window is left to MPI).
   void Drop();
 
   // This rank's segment (after Prepare; nullptr if it has none).
@@ -87,9 +98,11 @@ class NodeSegments {
   struct Mapping {
     std::byte* addr = nullptr;
     size_t bytes = 0;
+    PeerSegment name;  // peers' segments: how the cache finds it again
   };
   OwnSegment own_;
-  int own_index_ = -1;  // this rank's node index in maps_
+  bool own_held_ = false;  // own_.fd stays open for the segment cache
+  int own_index_ = -1;     // this rank's node index in maps_
   std::vector<Mapping> maps_;
 };
 

@@ -12,6 +12,7 @@
 #include <new>
 
 #include "shim/runtime.h"
+#include "shim/segment_cache.h"
 
 namespace rmashim {
 
@@ -47,6 +48,19 @@ int ManagedWindow::JoinComm(MPI_Comm comm) {
   return rc;
 }
 
+// A fresh sync header at the start of this rank's segment (which may hold
+// a freed window's; NodeSegments zeroes those anyway).
+void ManagedWindow::InitHeader(std::byte* segment) {
+  auto* header = new (segment) SegmentHeader;
+  header->unstriped_slot_count = static_cast<uint32_t>(unstriped_slot_count());
+  for (int r = 0; r < unstriped_slot_count(); ++r) {
+    new (header->unstriped_slots() + r) UnstripedSlot;
+  }
+  for (int r = 0; r < post_counters(); ++r) {
+    new (header->post_counters() + r) std::atomic<uint32_t>(0);
+  }
+}
+
 // Each node-local rank's segment: the sync header, then (allocate flavor)
 // `memory_bytes` of window memory. One segment per rank, so each is
 // page-aligned and first-touched by its owner. The ranks announce their
@@ -67,27 +81,27 @@ void ManagedWindow::Share(MPI_Comm comm, MPI_Aint memory_bytes, MPI_Aint size,
   const MPI_Aint header_bytes = this->header_bytes();
   std::vector<Announcement> all(comm_size);
   std::vector<SegmentId> ids(comm_size);
-  Announcement mine{segments_.Prepare(header_bytes + memory_bytes, vote),
-                    size, disp_unit, 0};
-  if (std::byte* segment = segments_.own()) {
-    // Before the exchange: no peer uses the header before the agreement
-    // below, which completes on no rank before every rank has started it.
-    auto* header = new (segment) SegmentHeader;
-    header->unstriped_slot_count =
-        static_cast<uint32_t>(unstriped_slot_count());
-    for (int r = 0; r < unstriped_slot_count(); ++r) {
-      new (header->unstriped_slots() + r) UnstripedSlot;
+  for (int attempt = 0;; ++attempt) {
+    Announcement mine{segments_.Prepare(header_bytes + memory_bytes, vote),
+                      size, disp_unit, 0};
+    if (std::byte* segment = segments_.own()) {
+      // Before the exchange: no peer uses the header before the agreement
+      // below, which completes on no rank before every rank has started it.
+      InitHeader(segment);
+      if (flavor_ == Flavor::kAllocate) *base = segment + header_bytes;
     }
-    for (int r = 0; r < post_counters(); ++r) {
-      new (header->post_counters() + r) std::atomic<uint32_t>(0);
-    }
-    if (flavor_ == Flavor::kAllocate) *base = segment + header_bytes;
+    mine.address = reinterpret_cast<long>(*base);
+    PMPI_Allgather(&mine, kAnnouncementLongs, MPI_LONG, all.data(),
+                   kAnnouncementLongs, MPI_LONG, comm);
+    for (int r = 0; r < comm_size; ++r) ids[r] = all[r].segment;
+    *agreed = NodeSegments::Agree(ids);
+    // /dev/shm exhausted on some rank while segment caches hold memory:
+    // every rank sees the same announcements, so all drop theirs and,
+    // once no rank maps any of them any more, try once more together.
+    if (attempt > 0 || !NodeSegments::ShouldRetry(ids)) break;
+    segment_cache().Flush();
+    PMPI_Barrier(comm);
   }
-  mine.address = reinterpret_cast<long>(*base);
-  PMPI_Allgather(&mine, kAnnouncementLongs, MPI_LONG, all.data(),
-                 kAnnouncementLongs, MPI_LONG, comm);
-  for (int r = 0; r < comm_size; ++r) ids[r] = all[r].segment;
-  *agreed = NodeSegments::Agree(ids);
   if (*agreed != Vote::kManage) {
     segments_.Drop();
     return;

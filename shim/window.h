@@ -280,6 +280,7 @@ class ManagedWindow {
     int all_failed = 0;
     MPI_Request request = MPI_REQUEST_NULL;
   };
+  void InitHeader(std::byte* segment);
   void Share(MPI_Comm comm, MPI_Aint memory_bytes, MPI_Aint size,
              int disp_unit, Vote vote, std::byte** base, Vote* agreed,
              Agreement* agreement);
