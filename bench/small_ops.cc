@@ -279,7 +279,14 @@ int main(int argc, char** argv) {
   Verifier verifier("small_ops");
   Table table({"test", "bytes", "native_us", "shim_us", "floor_us",
                "native/shim", "shim/floor", "flag"});
-  {
+  // --ops-only: skip window creation (profiling the operations);
+  // --alloc-only: only window creation (issue 17's allocate + free rows).
+  bool ops_only = false, alloc_only = false;
+  for (int i = 1; i < argc; ++i) {
+    ops_only |= std::strcmp(argv[i], "--ops-only") == 0;
+    alloc_only |= std::strcmp(argv[i], "--alloc-only") == 0;
+  }
+  if (!alloc_only) {
     char* base = nullptr;
     MPI_Win native = AllocateWindow(false, kWindowBytes, &base);
     MPI_Win shim = AllocateWindow(true, kWindowBytes, &base);
@@ -299,9 +306,6 @@ int main(int argc, char** argv) {
     MPI_Win_free(&shim);
     MPI_Win_free(&native);
   }
-  // --ops-only: skip window creation (profiling the operations).
-  bool ops_only = false;
-  for (int i = 1; i < argc; ++i) ops_only |= std::strcmp(argv[i], "--ops-only") == 0;
   const std::vector<Case> alloc = ops_only ? std::vector<Case>() : AllocCases();
   const std::vector<Result> alloc_results =
       RunInterleaved(alloc, rounds, flags.quick ? 2.0 : 20.0);

@@ -6,6 +6,7 @@
 
 #include "shim/datatype.h"
 #include "shim/hardware.h"
+#include "shim/segment_cache.h"
 #include "shim/shm_lock.h"
 
 namespace rmashim {
@@ -86,6 +87,7 @@ void Runtime::Stop() {
   enabled_ = false;
   SetSpinProgress(nullptr);  // MPI is about to go away
   StopDatatypeSupport();
+  segment_cache().Flush();  // freed windows' segments
 }
 
 std::vector<int> NodeIndexOf(MPI_Comm comm) {

@@ -1,3 +1,7 @@
+// Creating and freeing managed windows: the one exchange in which the ranks
+// announce their node segments and agree whether the shim manages the
+// window, the targets each process reaches directly, and the MPI window
+// handed to the application.
 #include "shim/window.h"
 
 #include <sys/uio.h>
@@ -8,17 +12,25 @@
 #include <new>
 
 #include "shim/runtime.h"
+#include "shim/segment_cache.h"
 
 namespace rmashim {
+
+// What every rank tells the others when a window is created, in the one
+// exchange creation does: its segment and its vote (NodeSegments), and its
+// part of the window.
+struct ManagedWindow::Announcement {
+  SegmentId segment;
+  long size;       // bytes of window memory
+  long disp_unit;
+  long address;    // of its window memory, in its own address space
+};
+
 namespace {
 
-// What every rank tells the others about its part of the window.
-struct RankInfo {
-  MPI_Aint size;
-  MPI_Aint disp_unit;
-  MPI_Aint address;  // of its window memory, in its own address space
-  MPI_Aint pid;
-};
+// What can still go wrong after the exchange, or-ed over the ranks.
+constexpr int kMapFailed = 1;      // a node peer's segment could not be mapped
+constexpr int kAttachRefused = 2;  // cross-memory attach refused (create)
 
 }  // namespace
 
@@ -36,17 +48,10 @@ int ManagedWindow::JoinComm(MPI_Comm comm) {
   return rc;
 }
 
-// Each node-local rank's segment: the sync header, then (allocate flavor)
-// `memory_bytes` of window memory. One segment per rank, so each is
-// page-aligned and first-touched by its owner. Also where the ranks agree
-// whether the window is managed at all (`vote`, `*agreed`).
-int ManagedWindow::AllocateSegments(MPI_Comm comm, MPI_Aint memory_bytes,
-                                    Vote vote, Vote* agreed, void** segment) {
-  *agreed = segments_.Create(
-      comm, node_index_, header_bytes() + memory_bytes, vote);
-  if (*agreed != Vote::kManage) return MPI_ERR_NO_MEM;
-  *segment = segments_.segment(node_index_[rank_]);
-  auto* header = new (*segment) SegmentHeader;
+// A fresh sync header at the start of this rank's segment (which may hold
+// a freed window's; NodeSegments zeroes those anyway).
+void ManagedWindow::InitHeader(std::byte* segment) {
+  auto* header = new (segment) SegmentHeader;
   header->unstriped_slot_count = static_cast<uint32_t>(unstriped_slot_count());
   for (int r = 0; r < unstriped_slot_count(); ++r) {
     new (header->unstriped_slots() + r) UnstripedSlot;
@@ -54,22 +59,83 @@ int ManagedWindow::AllocateSegments(MPI_Comm comm, MPI_Aint memory_bytes,
   for (int r = 0; r < post_counters(); ++r) {
     new (header->post_counters() + r) std::atomic<uint32_t>(0);
   }
-  return MPI_SUCCESS;
 }
 
-void ManagedWindow::MapTargets(MPI_Comm comm, std::byte* my_base,
-                               MPI_Aint size, int disp_unit) {
-  int comm_size = 0;
-  PMPI_Comm_size(comm, &comm_size);
-  std::vector<RankInfo> all(comm_size);
-  const RankInfo mine{size, disp_unit, reinterpret_cast<MPI_Aint>(my_base),
-                      static_cast<MPI_Aint>(getpid())};
-  PMPI_Allgather(&mine, 4, MPI_AINT, all.data(), 4, MPI_AINT, comm);
+// Each node-local rank's segment: the sync header, then (allocate flavor)
+// `memory_bytes` of window memory. One segment per rank, so each is
+// page-aligned and first-touched by its owner. The ranks announce their
+// segments and parts of the window to each other in one allgather, which
+// is also where they agree whether the window is managed (`vote`,
+// `*agreed`, the same on every rank); then each maps its node peers'
+// segments, and whether every rank could (and, create flavor, may attach
+// to its peers' memory) is or-ed over the ranks in `*agreement`, started
+// here and finished by Agreed (so the allocate flavor overlaps it with
+// creating the MPI window). `*base`: this rank's window memory (allocate
+// flavor: set here).
+void ManagedWindow::Share(MPI_Comm comm, MPI_Aint memory_bytes, MPI_Aint size,
+                          int disp_unit, Vote vote, std::byte** base,
+                          Vote* agreed, Agreement* agreement) {
+  constexpr int kAnnouncementLongs = sizeof(Announcement) / sizeof(long);
+  static_assert(sizeof(Announcement) == kAnnouncementLongs * sizeof(long));
+  const int comm_size = static_cast<int>(node_index_.size());
+  const MPI_Aint header_bytes = this->header_bytes();
+  std::vector<Announcement> all(comm_size);
+  std::vector<SegmentId> ids(comm_size);
+  for (int attempt = 0;; ++attempt) {
+    Announcement mine{segments_.Prepare(header_bytes + memory_bytes, vote),
+                      size, disp_unit, 0};
+    if (std::byte* segment = segments_.own()) {
+      // Before the exchange: no peer uses the header before the agreement
+      // below, which completes on no rank before every rank has started it.
+      InitHeader(segment);
+      if (flavor_ == Flavor::kAllocate) *base = segment + header_bytes;
+    }
+    mine.address = reinterpret_cast<long>(*base);
+    PMPI_Allgather(&mine, kAnnouncementLongs, MPI_LONG, all.data(),
+                   kAnnouncementLongs, MPI_LONG, comm);
+    for (int r = 0; r < comm_size; ++r) ids[r] = all[r].segment;
+    *agreed = NodeSegments::Agree(ids);
+    // /dev/shm exhausted on some rank while segment caches hold memory:
+    // every rank sees the same announcements, so all drop theirs and,
+    // once no rank maps any of them any more, try once more together.
+    if (attempt > 0 || !NodeSegments::ShouldRetry(ids)) break;
+    segment_cache().Flush();
+    PMPI_Barrier(comm);
+  }
+  if (*agreed != Vote::kManage) {
+    segments_.Drop();
+    return;
+  }
+  agreement->failed = segments_.Map(ids, node_index_, rank_) ? 0 : kMapFailed;
+  if (agreement->failed == 0) {
+    SetTargets(all.data(), header_bytes);
+    if (flavor_ == Flavor::kCreate && !CanAttach()) {
+      agreement->failed = kAttachRefused;
+    }
+  }
+  PMPI_Iallreduce(&agreement->failed, &agreement->all_failed, 1, MPI_INT,
+                  MPI_BOR, comm, &agreement->request);
+}
 
+// Completes Share's agreement: the failures or-ed over the ranks
+// (kAttachRefused; kMapFailed turns `*agreed` into kNoMemory, and the
+// caller frees what it made since and leaves the window to MPI).
+int ManagedWindow::Agreed(Agreement* agreement, Vote* agreed) {
+  PMPI_Wait(&agreement->request, MPI_STATUS_IGNORE);
+  if (agreement->all_failed & kMapFailed) {
+    *agreed = Vote::kNoMemory;
+  } else {
+    segments_.Mapped();  // every peer has mapped this rank's segment
+  }
+  return agreement->all_failed;
+}
+
+void ManagedWindow::SetTargets(const Announcement* all,
+                               MPI_Aint header_bytes) {
+  const int comm_size = static_cast<int>(node_index_.size());
   targets_.resize(comm_size);
   comm_size_ = comm_size;
   locks.resize(comm_size);
-  const MPI_Aint header_bytes = this->header_bytes();
   for (int r = 0; r < comm_size; ++r) {
     Target& t = targets_[r];
     t.size = all[r].size;
@@ -91,7 +157,7 @@ void ManagedWindow::MapTargets(MPI_Comm comm, std::byte* my_base,
       }
       case Flavor::kCreate:
         t.base = reinterpret_cast<std::byte*>(all[r].address);
-        if (r != rank_) t.pid = static_cast<pid_t>(all[r].pid);
+        if (r != rank_) t.pid = static_cast<pid_t>(all[r].segment.pid);
         break;
     }
   }
@@ -115,23 +181,21 @@ void ManagedWindow::MapAllShards() {
 }
 
 // Whether this process may read every node-local peer's memory with
-// process_vm_readv (Yama or container policies may refuse), agreed by all.
-bool ManagedWindow::CrossMemoryWorks(MPI_Comm comm) const {
-  int ok = 1;
+// process_vm_readv (Yama or container policies may refuse). Local: Share
+// agrees on it.
+bool ManagedWindow::CanAttach() const {
   for (const Target& t : targets_) {
     if (t.pid == 0 || t.size == 0) continue;
     char byte;
     iovec local{&byte, 1}, remote{t.base, 1};
-    if (process_vm_readv(t.pid, &local, 1, &remote, 1, 0) != 1) ok = 0;
+    if (process_vm_readv(t.pid, &local, 1, &remote, 1, 0) != 1) return false;
   }
-  int all_ok = 0;
-  PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
-  return all_ok != 0;
+  return true;
 }
 
 // Headers need no barrier before use: each rank initialized its own before
-// the allgather in MapTargets, which returns on no rank before every rank
-// has entered it.
+// the exchange in Share, whose agreement completes on no rank before every
+// rank has started it.
 void ManagedWindow::Finish() {
   exclusive_share.set_threaded(g_runtime.thread_multiple());
   if (unstriped_slot_count() > 0 && !g_runtime.thread_multiple() &&
@@ -153,11 +217,10 @@ int ManagedWindow::Allocate(MPI_Aint size, int disp_unit, MPI_Info info,
   w->flavor_ = Flavor::kAllocate;
   // Every rank takes part in the agreement, whatever failed here.
   if (w->JoinComm(comm) != MPI_SUCCESS) vote = Vote::kDecline;
-  void* segment = nullptr;
-  int rc = w->AllocateSegments(comm, size, vote, agreed, &segment);
-  if (rc != MPI_SUCCESS) return rc;
-  std::byte* my_base =
-      static_cast<std::byte*>(segment) + w->header_bytes();
+  std::byte* my_base = nullptr;
+  Agreement agreement;
+  w->Share(comm, size, size, disp_unit, vote, &my_base, agreed, &agreement);
+  if (*agreed != Vote::kManage) return MPI_ERR_NO_MEM;
   // The application's window: a real MPI window over the shared memory, so
   // remote ranks reach it through MPI and unwrapped calls work on it. Its
   // memory is shared, as MPI_Win_get_info's alloc_shm says for MPICH's own
@@ -169,10 +232,16 @@ int ManagedWindow::Allocate(MPI_Aint size, int disp_unit, MPI_Info info,
     PMPI_Info_dup(info, &app_info);
   }
   PMPI_Info_set(app_info, "alloc_shm", "true");
-  rc = PMPI_Win_create(my_base, size, disp_unit, app_info, comm, &w->app_win_);
+  const int rc =
+      PMPI_Win_create(my_base, size, disp_unit, app_info, comm, &w->app_win_);
   PMPI_Info_free(&app_info);
+  w->Agreed(&agreement, agreed);
+  if (*agreed != Vote::kManage) {  // on every rank: MPI's window after all
+    if (w->app_win_ != MPI_WIN_NULL) PMPI_Win_free(&w->app_win_);
+    w->segments_.Drop();
+    return MPI_ERR_NO_MEM;
+  }
   if (rc != MPI_SUCCESS) return rc;
-  w->MapTargets(comm, my_base, size, disp_unit);
   w->Finish();
   // What MPI reports as MPI_WIN_BASE (MPICH says NULL for size 0).
   void* reported_base = my_base;
@@ -194,22 +263,21 @@ int ManagedWindow::Adopt(Flavor flavor, MPI_Win app_win, void* base,
   w->app_win_ = app_win;
   // Every rank takes part in the agreement, whatever failed here.
   if (w->JoinComm(comm) != MPI_SUCCESS) vote = Vote::kDecline;
-  void* segment = nullptr;
-  const int rc = w->AllocateSegments(comm, 0, vote, agreed, &segment);
-  if (rc != MPI_SUCCESS) {
-    w->app_win_ = MPI_WIN_NULL;  // still the application's
-    return rc;
-  }
-  auto* my_base = static_cast<std::byte*>(base);
-  // Before MapTargets' exchange, so every peer allows attaching before any
-  // rank tries (CrossMemoryWorks).
-  if (flavor == Flavor::kCreate && w->has_node_peers()) {
+  // Before the exchange, so every peer allows attaching before any rank
+  // tries (CanAttach); given back with `w` if the window is not managed.
+  if (flavor == Flavor::kCreate && w->has_node_peers() &&
+      vote == Vote::kManage) {
     w->cross_memory_grant_.Hold();
   }
-  w->MapTargets(comm, my_base, size, disp_unit);
-  if (flavor == Flavor::kCreate && !w->CrossMemoryWorks(comm)) {
-    w->app_win_ = MPI_WIN_NULL;
-    return MPI_SUCCESS;
+  auto* my_base = static_cast<std::byte*>(base);
+  Agreement agreement;
+  w->Share(comm, 0, size, disp_unit, vote, &my_base, agreed, &agreement);
+  const int failed =
+      *agreed == Vote::kManage ? w->Agreed(&agreement, agreed) : 0;
+  if (*agreed != Vote::kManage) w->segments_.Drop();
+  if (*agreed != Vote::kManage || failed != 0) {
+    w->app_win_ = MPI_WIN_NULL;  // still the application's
+    return *agreed != Vote::kManage ? MPI_ERR_NO_MEM : MPI_SUCCESS;
   }
   w->Finish();
   *out = w.release();

@@ -276,12 +276,22 @@ class ManagedWindow {
   ManagedWindow() = default;
   // Steps every flavor shares.
   int JoinComm(MPI_Comm comm);
-  int AllocateSegments(MPI_Comm comm, MPI_Aint memory_bytes, Vote vote,
-                       Vote* agreed, void** segment);
-  void MapTargets(MPI_Comm comm, std::byte* my_base, MPI_Aint size,
-                  int disp_unit);
+  // What each rank announces in Share's exchange, and what the ranks still
+  // agree on after it (window.cc).
+  struct Announcement;
+  struct Agreement {
+    int failed = 0;
+    int all_failed = 0;
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
+  void InitHeader(std::byte* segment);
+  void Share(MPI_Comm comm, MPI_Aint memory_bytes, MPI_Aint size,
+             int disp_unit, Vote vote, std::byte** base, Vote* agreed,
+             Agreement* agreement);
+  int Agreed(Agreement* agreement, Vote* agreed);
+  void SetTargets(const Announcement* all, MPI_Aint header_bytes);
   void MapAllShards();
-  bool CrossMemoryWorks(MPI_Comm comm) const;
+  bool CanAttach() const;
   void Finish();
 
   Flavor flavor_ = Flavor::kAllocate;

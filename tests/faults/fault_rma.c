@@ -14,6 +14,8 @@
  *     it an MPI_Win_create window over calloc'ed memory (a: allocate).
  *     A first SPEC "fill" makes rank 0 fill /dev/shm to the last page
  *     before any window is created (the file is removed at the end).
+ *     A SPEC "then" ends a group: the windows before it are freed before
+ *     those after it are created (freed segments may still be cached).
  *
  *   fault_rma alive MODE PIDDIR
  *     Windows of every flavor the shim manages (allocate, allocate_shared,
@@ -527,7 +529,13 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   if (nranks > 64) Fail("at most 64 ranks");
   if (argc >= 3 && strcmp(argv[1], "windows") == 0) {
-    RunWindows(argc - 2, argv + 2);
+    /* Each group of SPECs up to a "then" in turn. */
+    for (int first = 2, end = 2; first < argc; first = end + 1) {
+      end = first;
+      while (end < argc && strcmp(argv[end], "then") != 0) ++end;
+      if (end == first) Fail("empty group of window specs");
+      RunWindows(end - first, argv + first);
+    }
   } else if (argc == 4 && strcmp(argv[1], "alive") == 0) {
     RunAlive(argv[2], argv[3]);
   } else if (argc == 3 && strcmp(argv[1], "churn") == 0) {
