@@ -17,14 +17,14 @@ packages=(
 
 missing=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep 'install ok installed' >/dev/null ||
     missing+=("$p")
 done
 # libopenmpi-dev would take over the generic MPI headers and libmpi.so
 # (update-alternatives prefers Open MPI); MPICH stays the project's MPI.
 keep_mpich() {
   if update-alternatives --query mpi-x86_64-linux-gnu 2>/dev/null |
-      grep -q '^Value: .*openmpi'; then
+      grep '^Value: .*openmpi' >/dev/null; then
     "${as_root[@]}" update-alternatives --set mpi-x86_64-linux-gnu \
       /usr/include/x86_64-linux-gnu/mpich >/dev/null
   fi

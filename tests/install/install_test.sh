@@ -10,7 +10,7 @@ install=$1 source=$(realpath "$2")
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-120}
 
-"$install" --help | grep -q '^SYNOPSIS'
+"$install" --help | grep '^SYNOPSIS' >/dev/null
 "$install" "$tmp/stage" >"$tmp/install.log"
 mv "$tmp/stage" "$tmp/moved"
 prefix=$tmp/moved
@@ -30,11 +30,11 @@ if grep -rIl -e "$tmp/stage" -e execroot -e bazel-out -e runfiles "$prefix"; the
   echo "installed files refer to the build or stage directory" >&2
   exit 1
 fi
-"$prefix/bin/rmashim" --version | grep -q '^rmashim [0-9]'
+"$prefix/bin/rmashim" --version | grep '^rmashim [0-9]' >/dev/null
 
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 pkg-config --exists --print-errors dart rmashim
-pkg-config --cflags dart | grep -q -- '-I/usr/include/x86_64-linux-gnu/mpich'  # Requires: mpich
+pkg-config --cflags dart | grep -- '-I/usr/include/x86_64-linux-gnu/mpich' >/dev/null  # Requires: mpich
 cd "$tmp"
 # shellcheck disable=SC2046  # pkg-config's output is a list of flags
 mpicc.mpich -O2 -o dart_shared "$source" $(pkg-config --cflags --libs dart) \
@@ -47,7 +47,7 @@ mpicc.mpich -O2 -o dart_static "$source" $(pkg-config --cflags dart) \
 resolved=$(ldd ./dart_shared | awk '$1 == "libdart.so" { print $3 }')
 [[ "$(realpath "$resolved")" == "$(realpath "$prefix/lib/libdart.so")" ]] ||
   { echo "dart_shared loads libdart from '$resolved'" >&2; exit 1; }
-if ldd ./dart_static | grep -q libdart; then
+if ldd ./dart_static | grep libdart >/dev/null; then
   echo "dart_static loads a shared libdart" >&2
   exit 1
 fi

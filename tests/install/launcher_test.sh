@@ -21,8 +21,8 @@ checker=$(realpath "$checker")
 "$install" "$tmp/stage" >/dev/null
 mv "$tmp/stage" "$tmp/prefix"
 rmashim=$tmp/prefix/bin/rmashim
-"$rmashim" --help | grep -q '^OPTIONS'
-"$rmashim" report --help | grep -q '^SYNOPSIS'
+"$rmashim" --help | grep '^OPTIONS' >/dev/null
+"$rmashim" report --help | grep '^SYNOPSIS' >/dev/null
 cd "$tmp"
 export PKG_CONFIG_PATH=$tmp/prefix/lib/pkgconfig
 # shellcheck disable=SC2046  # pkg-config's output is a list of flags

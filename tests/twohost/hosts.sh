@@ -36,7 +36,7 @@ netns_pids_kill() {  # kills every process in network namespace $1
 remove_set() {  # prefix: kills and deletes rmth<pid>{a,b,l}
   local ns
   for ns in "$1"a "$1"b "$1"l; do
-    ip netns list 2>/dev/null | grep -qw "^$ns" || continue
+    ip netns list 2>/dev/null | grep -w "^$ns" >/dev/null || continue
     netns_pids_kill "$ns"
     ip netns del "$ns" 2>/dev/null || true
   done
