@@ -6,6 +6,8 @@
 #include <mutex>
 #include <vector>
 
+#include "shim/copy.h"
+
 namespace rmashim {
 
 namespace {
@@ -114,8 +116,9 @@ int CopyTyped(const void* src, int src_count, MPI_Datatype src_type,
   const MPI_Aint bytes = src_layout.bytes;
   if (bytes == 0) return MPI_SUCCESS;
   if (src_layout.dense && dst_layout.dense) {
-    std::memcpy(static_cast<char*>(dst) + dst_layout.lo,
-                static_cast<const char*>(src) + src_layout.lo, bytes);
+    CopyBytes(static_cast<char*>(dst) + dst_layout.lo,
+              static_cast<const char*>(src) + src_layout.lo,
+              static_cast<size_t>(bytes));
     return MPI_SUCCESS;
   }
   // MPICH's native pack format is the payload bytes in type-map order, so a

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "shim/access.h"
+#include "shim/copy.h"
 #include "shim/cross_memory.h"
 #include "shim/datatype.h"
 #include "shim/direct_stores.h"
@@ -103,7 +104,7 @@ bool TryDirect(ManagedWindow& w, const Transfer& x, int* rc) {
   if (bytes == 8) {
     std::memcpy(dst, src, 8);  // one load and one store
   } else {
-    std::memcpy(dst, src, static_cast<size_t>(bytes));
+    CopyBytes(dst, src, static_cast<size_t>(bytes));
   }
   NoteDirectStores();
   if (w.profile != nullptr) CountServed(w, kind, target, count, origin_type);
