@@ -92,10 +92,12 @@ void ExpectEverySyncWorks(MPI_Win win, long* mine, MPI_Comm comm) {
     MPI_Win_unlock(t, win);
   }
   // lock_all: fetch_and_op on word 2 of every target.
+  // The results stay in scope until unlock_all completes the operations
+  // (MPI writes them then on targets it serves).
+  std::vector<long> old(size, 0);
   MPI_Win_lock_all(0, win);
   for (int t = 0; t < size; ++t) {
-    long old = 0;
-    MPI_Fetch_and_op(&one, &old, MPI_LONG, t, 2, MPI_SUM, win);
+    MPI_Fetch_and_op(&one, &old[t], MPI_LONG, t, 2, MPI_SUM, win);
   }
   MPI_Win_unlock_all(win);
   // A large accumulate (plain loop under exclusive stripes) on the tail.
