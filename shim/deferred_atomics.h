@@ -40,9 +40,15 @@ class DeferredAtomics {
   // accumulate + flush pays no queueing); Arm() notes it, and only the
   // accumulates after it, a burst, are queued. Disarm() at every
   // synchronization.
+  // Never armed without a slot (MPI_THREAD_MULTIPLE: threads then only
+  // read the flag, never write it).
   bool armed() const { return armed_; }
-  void Arm() { armed_ = true; }
-  void Disarm() { armed_ = false; }
+  void Arm() {
+    if (slot_ >= 0) armed_ = true;
+  }
+  void Disarm() {
+    if (armed_) armed_ = false;
+  }
 
   // Queues `op` (a word type's, with an atomic flavour) on the element at
   // byte `offset` of node-local target `t`, with the origin value at
