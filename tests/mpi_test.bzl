@@ -1,4 +1,4 @@
-"""Macros that run MPI programs under mpirun on several rank counts and
+"""Macros that run MPI programs under mpirun.mpich on several rank counts and
 simulated node layouts."""
 
 RANKS = [2, 3, 4]

@@ -34,7 +34,7 @@ fail() {
   done
   exit 1
 }
-[[ $rc -eq 0 ]] || fail "mpirun exited with $rc (42: valgrind found errors)"
+[[ $rc -eq 0 ]] || fail "mpirun.mpich exited with $rc (42: valgrind found errors)"
 expected='managed=1
 put/get ok
 accumulate ok
