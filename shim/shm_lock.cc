@@ -60,6 +60,26 @@ void Backoff::Wait() {
   sched_yield();
 }
 
+bool ExclusiveShare::ShardsOpen(const AllShards& all) {
+  for (int i = 0; i < all.count; ++i) {
+    const uint64_t w = all.shards[i]->all.load(std::memory_order_relaxed);
+    if ((w & kAMask) != 0 || Serving(w) != Next(w)) return false;
+  }
+  return true;
+}
+
+bool AwaitAnnounced(const AllShards& all) {
+  bool waited = false;
+  for (int i = 0; i < all.announced_count; ++i) {
+    Backoff backoff;
+    while (all.announced[i]->load(std::memory_order_acquire) != 0) {
+      backoff.Wait();
+      waited = true;
+    }
+  }
+  return waited;
+}
+
 bool ExclusiveShare::EnterShards(const AllShards& all) {
   bool waited = false;
   for (int i = 0; i < all.count; ++i) {

@@ -29,6 +29,22 @@
 //    waited for in turn.
 //  - An exclusive locker enters the shards (class B), then the target's
 //    `lock`. lock_all vs shared locks: nothing to exclude.
+//  - Announced exclusive locks: a single-threaded process whose first
+//    exclusive lock finds no lock_all in or queued in any shard need not
+//    enter them at all. It sets its own announcement word (one per node
+//    rank, on its own cache line), takes the target's `lock` (a locked
+//    instruction, so a full fence on x86), then reads every shard; if one
+//    has a lock_all holder or anybody queued, it backs out (clears the
+//    word, leaves `lock`) and enters the shards as above. A lock_all, once
+//    in its shard (a locked instruction too), waits until every
+//    announcement word is clear. Of two such racers at least one sees the
+//    other (Dekker's pattern), so an announced lock and a lock_all never
+//    overlap; an uncontended exclusive lock costs two atomics, not four, and
+//    exclusive lockers of different targets share no cache line. The
+//    waiting lock_all holds one shard only, and an announced process never
+//    waits for a shard while it holds a lock, so neither can wait for the
+//    other in a cycle. Announced holders' nested exclusive locks take the
+//    target's `lock` only, as with the shards.
 //  - Accumulate stripes are gates too: class A atomic updaters, class B
 //    plain-loop updaters (B excludes A and B).
 // `lock` and `all` sit on separate cache lines, so lock_all does not contend
@@ -61,10 +77,18 @@ struct LockWords {
 // extra atomic, not one per shard).
 inline constexpr int kRanksPerAllShard = 8;
 
-// A window's `all` shards as mapped in this process, in shard order.
+// An exclusive locker's announcement (see the top of this file): nonzero
+// while the process holds exclusive locks without having entered the
+// shards. One per node rank, alone on its cache line.
+using AnnounceWord = std::atomic<uint32_t>;
+
+// A window's `all` shards as mapped in this process, in shard order, and
+// every node rank's announcement word (lock_all waits for them).
 struct AllShards {
   LockWords* const* shards = nullptr;
   int count = 0;
+  AnnounceWord* const* announced = nullptr;
+  int announced_count = 0;
 };
 
 // Holders of class A / B in a gate word (tests and assertions).
@@ -132,16 +156,54 @@ void SetSpinProgress(void (*progress)());
 void DriveProgress();
 
 // This process's entry in the `all` gate's class B for one window: its
-// first exclusive lock enters, its last leaves (see the top of this file).
+// first exclusive lock enters (or announces itself), its last leaves (see
+// the top of this file).
 class ExclusiveShare {
  public:
   // Without `threaded` (one thread calls MPI) the count needs no mutex.
   explicit ExclusiveShare(bool threaded = true) : threaded_(threaded) {}
   void set_threaded(bool threaded) { threaded_ = threaded; }
+  // This process's announcement word; without one (or when threaded) every
+  // first exclusive lock enters the shards.
+  void set_announcement(AnnounceWord* word) { announcement_ = word; }
 
-  bool Enter(const AllShards& all) {  // true when it had to wait
+  // Takes an exclusive lock on `target` with this process's share of the
+  // shards. Returns true when it had to wait.
+  bool Acquire(const AllShards& all, GateWord& target) {
+    if (!threaded_ && held_ != 0) {  // nested: the shards are held already
+      ++held_;
+      return EnterTarget(target);
+    }
+    if (!threaded_ && announcement_ != nullptr) {
+      announcement_->store(1, std::memory_order_relaxed);
+      // Entering the target is a locked instruction: the store above is
+      // visible before the shards are read (x86; elsewhere a fence).
+      const bool waited = EnterTarget(target);
+#if !defined(__x86_64__) && !defined(__i386__)
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+      if (ShardsOpen(all)) {
+        held_ = 1;
+        announced_ = true;
+        return waited;
+      }
+      gate::Leave(target, gate::kBUnit);
+      announcement_->store(0, std::memory_order_release);
+    }
+    const bool waited_all = Enter(all);
+    return EnterTarget(target) || waited_all;
+  }
+  void Release(const AllShards& all, GateWord& target) {
+    gate::Leave(target, gate::kBUnit);
+    Leave(all);
+  }
+
+  // Enters the shards (class B) for one more exclusive lock, or counts it
+  // when this process is in already; true when it had to wait.
+  bool Enter(const AllShards& all) {
     if (threaded_) return EnterThreaded(all);
     if (held_++ != 0) return false;
+    announced_ = false;
     return all.count == 1
                ? gate::Enter(all.shards[0]->all, gate::kBUnit, gate::kAMask)
                : EnterShards(all);
@@ -149,11 +211,20 @@ class ExclusiveShare {
   void Leave(const AllShards& all) {
     if (threaded_) return LeaveThreaded(all);
     if (--held_ != 0) return;
+    if (announced_) {
+      announced_ = false;
+      return announcement_->store(0, std::memory_order_release);
+    }
     if (all.count == 1) return gate::Leave(all.shards[0]->all, gate::kBUnit);
     LeaveShards(all);
   }
 
  private:
+  static bool EnterTarget(GateWord& target) {
+    return gate::Enter(target, gate::kBUnit, gate::kAMask | gate::kBMask);
+  }
+  // No lock_all holder and nobody queued in any shard.
+  static bool ShardsOpen(const AllShards& all);
   static bool EnterShards(const AllShards& all);
   static void LeaveShards(const AllShards& all);
   bool EnterThreaded(const AllShards& all);
@@ -161,7 +232,9 @@ class ExclusiveShare {
 
   std::mutex mutex_;  // threads of this process taking exclusive locks
   bool threaded_;
+  bool announced_ = false;  // the current hold is by announcement
   int held_ = 0;
+  AnnounceWord* announcement_ = nullptr;
 };
 
 // The Acquire functions return true when they had to wait (contention).
@@ -175,15 +248,11 @@ inline void ReleaseShared(LockWords& target) {
 // every call enters `all` on its own (one holder per call).
 inline bool AcquireExclusive(ExclusiveShare& share, const AllShards& all,
                              LockWords& target) {
-  const bool waited_all = share.Enter(all);
-  const bool waited =
-      gate::Enter(target.lock, gate::kBUnit, gate::kAMask | gate::kBMask);
-  return waited_all || waited;
+  return share.Acquire(all, target.lock);
 }
 inline void ReleaseExclusive(ExclusiveShare& share, const AllShards& all,
                              LockWords& target) {
-  gate::Leave(target.lock, gate::kBUnit);
-  share.Leave(all);
+  share.Release(all, target.lock);
 }
 inline bool AcquireExclusive(LockWords& all_owner, LockWords& target) {
   const bool waited_all = gate::Enter(all_owner.all, gate::kBUnit, gate::kAMask);
@@ -195,7 +264,16 @@ inline void ReleaseExclusive(LockWords& all_owner, LockWords& target) {
   gate::Leave(target.lock, gate::kBUnit);
   gate::Leave(all_owner.all, gate::kBUnit);
 }
-// `shard`: the caller's own shard of the window's `all` gate.
+// Waits until no exclusive locker is announced in `all` (after entering a
+// shard: see the top of this file). Returns true when it had to wait.
+bool AwaitAnnounced(const AllShards& all);
+// `shard`: the caller's own shard of the window's `all` gate; `all`: the
+// window's shards and announcements.
+inline bool AcquireAll(LockWords& shard, const AllShards& all) {
+  const bool waited = gate::Enter(shard.all, gate::kAUnit, gate::kBMask);
+  return AwaitAnnounced(all) || waited;
+}
+// Without announcements (tests of the gates alone).
 inline bool AcquireAll(LockWords& all_owner) {
   return gate::Enter(all_owner.all, gate::kAUnit, gate::kBMask);
 }

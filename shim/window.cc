@@ -178,6 +178,10 @@ void ManagedWindow::MapAllShards() {
   const int shards = (comm_size_ + per_shard - 1) / per_shard;
   all_shards_.resize(shards);
   for (int i = 0; i < shards; ++i) all_shards_[i] = &targets_[i].header->lock_words;
+  announced_.resize(comm_size_);
+  for (int r = 0; r < comm_size_; ++r) {
+    announced_[r] = &targets_[r].header->exclusive_announced;
+  }
 }
 
 // Whether this process may read every node-local peer's memory with
@@ -198,6 +202,9 @@ bool ManagedWindow::CanAttach() const {
 // rank has started it.
 void ManagedWindow::Finish() {
   exclusive_share.set_threaded(g_runtime.thread_multiple());
+  if (single_node_) {
+    exclusive_share.set_announcement(&targets_[rank_].header->exclusive_announced);
+  }
   if (unstriped_slot_count() > 0 && !g_runtime.thread_multiple() &&
       UnstripedAtomicsRegistered()) {
     unstriped_slot_ = node_index_[rank_];

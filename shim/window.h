@@ -56,6 +56,9 @@ struct alignas(64) SegmentHeader {
   // many slots follow the header (0: the protocol is off for this target).
   alignas(64) std::atomic<uint64_t> word_mode{kWordModeUnstriped};
   uint32_t unstriped_slot_count = 0;
+  // Set while this rank holds exclusive locks announced, not in the `all`
+  // shards (shm_lock.h); written by this rank only, read by lock_all.
+  alignas(64) AnnounceWord exclusive_announced{0};
   alignas(64) StripeWord stripes[kStripes];
 
   UnstripedSlot* unstriped_slots() {
@@ -228,7 +231,8 @@ class ManagedWindow {
   // The `all` gate's shards (shm_lock.h), and the one this rank's
   // lock_all enters.
   AllShards all_shards() const {
-    return {all_shards_.data(), static_cast<int>(all_shards_.size())};
+    return {all_shards_.data(), static_cast<int>(all_shards_.size()),
+            announced_.data(), static_cast<int>(announced_.size())};
   }
   LockWords& own_all_shard() { return *all_shards_[rank_ % all_shards_.size()]; }
   SegmentHeader& header(int rank) { return *targets_[rank].header; }
@@ -309,6 +313,7 @@ class ManagedWindow {
   int comm_size_ = 0;  // targets_.size(), kept for the fast paths
   std::vector<Target> targets_;
   std::vector<LockWords*> all_shards_;  // single-node windows
+  std::vector<AnnounceWord*> announced_;  // ... every rank's, in rank order
   // MPI_Win_create windows with node-local peers: they attach to this
   // process's memory (ptracer.h).
   CrossMemoryGrant cross_memory_grant_;

@@ -268,7 +268,9 @@ int LockAll(ManagedWindow& w, int assert) {
     const int rc = PMPI_Win_lock_all(assert, w.app_win());
     if (rc != MPI_SUCCESS) return rc;
   } else if (!w.lock_all_nocheck) {
-    AcquireCounted(w.profile, [&] { return AcquireAll(w.own_all_shard()); });
+    AcquireCounted(w.profile, [&] {
+      return AcquireAll(w.own_all_shard(), w.all_shards());
+    });
   }
   w.epoch = AccessEpoch::kLockAll;
   return MPI_SUCCESS;

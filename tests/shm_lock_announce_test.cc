@@ -1,0 +1,192 @@
+// Announced exclusive locks (shim/shm_lock.h): a process's first exclusive
+// lock that finds no lock_all in any shard sets its own announcement word
+// instead of entering the shards, and every lock_all waits for those words.
+// Threads of one process stand in for processes (the words are plain
+// atomics, so threads see what processes see).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "shim/shm_lock.h"
+
+namespace rmashim {
+namespace {
+
+// A node of `ranks` ranks with `shards` shards of the `all` gate.
+struct Node {
+  explicit Node(int ranks, int shards)
+      : shard_words(shards), announced(ranks) {
+    for (LockWords& w : shard_words) shard_pointers.push_back(&w);
+    for (AnnounceWord& a : announced) announced_pointers.push_back(&a);
+  }
+  AllShards view() const {
+    return {shard_pointers.data(), static_cast<int>(shard_pointers.size()),
+            announced_pointers.data(),
+            static_cast<int>(announced_pointers.size())};
+  }
+  // The ExclusiveShare of `rank` as a single-threaded process.
+  void Join(ExclusiveShare& share, int rank) {
+    share.set_announcement(&announced[rank]);
+  }
+  std::vector<LockWords> shard_words;
+  std::vector<AnnounceWord> announced;
+  std::vector<LockWords*> shard_pointers;
+  std::vector<AnnounceWord*> announced_pointers;
+};
+
+uint64_t ShardHolders(const Node& node) {
+  uint64_t n = 0;
+  for (const LockWords& w : node.shard_words) {
+    n += GateAHolders(w.all.load()) + GateBHolders(w.all.load());
+  }
+  return n;
+}
+
+TEST(ShmLockAnnounceTest, UncontendedExclusiveTouchesNoShard) {
+  Node node(4, 2);
+  LockWords t1, t2;
+  ExclusiveShare share(/*threaded=*/false);
+  node.Join(share, 3);
+  EXPECT_FALSE(AcquireExclusive(share, node.view(), t1));
+  EXPECT_EQ(node.announced[3].load(), 1u);
+  EXPECT_EQ(ShardHolders(node), 0u);
+  EXPECT_EQ(GateBHolders(t1.lock.load()), 1u);
+  AcquireExclusive(share, node.view(), t2);  // nested: the target only
+  EXPECT_EQ(ShardHolders(node), 0u);
+  ReleaseExclusive(share, node.view(), t1);
+  EXPECT_EQ(node.announced[3].load(), 1u) << "t2 is still held";
+  ReleaseExclusive(share, node.view(), t2);
+  EXPECT_EQ(node.announced[3].load(), 0u);
+  EXPECT_EQ(t1.lock.load() & 0xffffffff, 0u);
+  EXPECT_EQ(t2.lock.load() & 0xffffffff, 0u);
+}
+
+// A lock_all is in: the exclusive locker backs out of its announcement and
+// the target, and gets in through the shards once the lock_all has left.
+TEST(ShmLockAnnounceTest, ExclusiveWaitsInShardsBehindLockAll) {
+  Node node(2, 1);
+  LockWords target;
+  AcquireAll(node.shard_words[0], node.view());
+  std::atomic<bool> in{false};
+  std::thread locker([&] {
+    ExclusiveShare share(/*threaded=*/false);
+    node.Join(share, 1);
+    AcquireExclusive(share, node.view(), target);
+    in = true;
+    EXPECT_EQ(node.announced[1].load(), 0u) << "entered through the shards";
+    EXPECT_EQ(GateBHolders(node.shard_words[0].all.load()), 1u);
+    ReleaseExclusive(share, node.view(), target);
+  });
+  // Until the locker has queued in the shard.
+  while (node.shard_words[0].all.load() >> 48 == 0) std::this_thread::yield();
+  EXPECT_FALSE(in.load());
+  EXPECT_EQ(node.announced[1].load(), 0u) << "backed out";
+  EXPECT_EQ(target.lock.load() & 0xffffffff, 0u) << "left the target";
+  ReleaseAll(node.shard_words[0]);
+  locker.join();
+  EXPECT_TRUE(in.load());
+  EXPECT_EQ(ShardHolders(node), 0u);
+}
+
+// An announced holder keeps a lock_all out until its last lock is gone, and
+// its nested lock does not queue behind that lock_all (a deadlock).
+TEST(ShmLockAnnounceTest, LockAllWaitsForAnnouncedHolder) {
+  Node node(2, 1);
+  LockWords t1, t2;
+  ExclusiveShare share(/*threaded=*/false);
+  node.Join(share, 0);
+  AcquireExclusive(share, node.view(), t1);
+  std::atomic<bool> lock_all_in{false};
+  std::thread waiter([&] {
+    EXPECT_TRUE(AcquireAll(node.shard_words[0], node.view()));
+    lock_all_in = true;
+    ReleaseAll(node.shard_words[0]);
+  });
+  // Until the waiter is in its shard, waiting for the announcement.
+  while (GateAHolders(node.shard_words[0].all.load()) == 0) {
+    std::this_thread::yield();
+  }
+  AcquireExclusive(share, node.view(), t2);  // would hang behind the waiter
+  EXPECT_FALSE(lock_all_in.load());
+  ReleaseExclusive(share, node.view(), t2);
+  EXPECT_FALSE(lock_all_in.load());
+  ReleaseExclusive(share, node.view(), t1);
+  waiter.join();
+  EXPECT_TRUE(lock_all_in.load());
+  EXPECT_EQ(ShardHolders(node), 0u);
+}
+
+// Stays a while in a critical section, watching for the other kind.
+void Watch(const std::atomic<int>& others, std::atomic<bool>& overlap) {
+  for (int k = 0; k < 64; ++k) {
+    if (others.load() != 0) overlap = true;
+    CpuRelax();
+  }
+}
+
+// Threads as processes, every rank with its announcement word: lock_all
+// callers on two shards and exclusive lockers (some nesting a second lock)
+// never overlap, and nobody hangs. Fails when lock_all does not wait for
+// the announcement words.
+TEST(ShmLockAnnounceTest, LockAllAndAnnouncedExclusiveNeverOverlap) {
+  constexpr int kRanks = 4, kRounds = 10000;
+  Node node(kRanks, 2);
+  std::vector<LockWords> targets(2);
+  std::atomic<int> lock_all_in{0}, exclusive_in{0};
+  std::atomic<bool> overlap{false};
+  std::atomic<long> announced_entries{0};
+  std::vector<std::thread> threads;
+  for (int id = 0; id < kRanks; ++id) {
+    threads.emplace_back([&, id] {
+      ExclusiveShare share(/*threaded=*/false);
+      node.Join(share, id);
+      // lock_all callers stop halfway, so the exclusive lockers also run
+      // without them (under contention they may stay in the shards).
+      for (int i = 0; i < (id < 2 ? kRounds / 2 : kRounds); ++i) {
+        if (id < 2) {  // lock_all, on shard 0 or 1
+          LockWords& shard = node.shard_words[id];
+          AcquireAll(shard, node.view());
+          lock_all_in.fetch_add(1);
+          Watch(exclusive_in, overlap);
+          lock_all_in.fetch_sub(1);
+          ReleaseAll(shard);
+          for (int k = 0; k < 512; ++k) CpuRelax();  // let announced ones in
+        } else {
+          AcquireExclusive(share, node.view(), targets[0]);
+          if (node.announced[id].load() != 0) announced_entries.fetch_add(1);
+          exclusive_in.fetch_add(1);
+          Watch(lock_all_in, overlap);
+          if (i % 4 == 0) {
+            AcquireExclusive(share, node.view(), targets[1]);
+            ReleaseExclusive(share, node.view(), targets[1]);
+          }
+          exclusive_in.fetch_sub(1);
+          ReleaseExclusive(share, node.view(), targets[0]);
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_FALSE(overlap.load());
+  EXPECT_GT(announced_entries.load(), 0) << "the announced path never ran";
+  EXPECT_EQ(ShardHolders(node), 0u);
+  for (const AnnounceWord& a : node.announced) EXPECT_EQ(a.load(), 0u);
+}
+
+// A threaded process (MPI_THREAD_MULTIPLE) always enters the shards.
+TEST(ShmLockAnnounceTest, ThreadedShareEntersShards) {
+  Node node(2, 1);
+  LockWords target;
+  ExclusiveShare share(/*threaded=*/true);
+  node.Join(share, 0);
+  AcquireExclusive(share, node.view(), target);
+  EXPECT_EQ(node.announced[0].load(), 0u);
+  EXPECT_EQ(GateBHolders(node.shard_words[0].all.load()), 1u);
+  ReleaseExclusive(share, node.view(), target);
+  EXPECT_EQ(ShardHolders(node), 0u);
+}
+
+}  // namespace
+}  // namespace rmashim
