@@ -58,10 +58,21 @@ bool UnstripedAtomicsRegistered();
 // the target's `mode` word allows it, announced in this rank's `slot` of the
 // target's header. False: the caller must
 // take the stripe path (and run `update` there).
+//
+// The sequence this process writes comes from one counter of its own, not
+// from the slot (the slot stays write-only on this path, so the update does
+// not wait for a load from the target's header): a bulk updater only needs
+// the value in a slot to change once the update it saw has finished, and a
+// process with slots runs one MPI thread, so its updates never overlap
+// (thread-local all the same: tests run several "ranks" as threads).
+inline thread_local uint64_t t_unstriped_seq
+    __attribute__((tls_model("initial-exec"))) = 0;  // even between updates
+
 template <typename Update>
 [[gnu::always_inline]] inline bool RunUnstriped(std::atomic<uint64_t>& mode, UnstripedSlot& slot,
                   Update&& update) {
-  const uint64_t seq = slot.seq.load(std::memory_order_relaxed);
+  const uint64_t seq = t_unstriped_seq;
+  t_unstriped_seq = seq + 2;
   slot.seq.store(seq + 1, std::memory_order_relaxed);
   // Only the compiler must keep the store before the load: a bulk updater's
   // membarrier orders them on the CPU (see the top of this file).
