@@ -93,7 +93,7 @@ inline constexpr size_t kBulkElements = 16;
   if (slot >= 0 && n < kBulkElements && e->atomic != nullptr &&
       IsAligned(addr, e->align) &&
       RunUnstriped(t.header->word_mode, t.header->unstriped_slots()[slot],
-                   [&] { e->atomic(addr, src, res, n); })) {
+                   [&] [[gnu::always_inline]] { e->atomic(addr, src, res, n); })) {
     return true;
   }
   ApplyRun(*e, /*exclusive=*/false, t, addr - t.base, src, res, n);
@@ -157,7 +157,7 @@ inline void CompleteDeferred(ManagedWindow& w) {
   if (!exclusive && slot >= 0 &&
       IsAligned(addr, cas->align) &&
       RunUnstriped(t.header->word_mode, t.header->unstriped_slots()[slot],
-                   [&] { cas->atomic(addr, o, c, r); })) {
+                   [&] [[gnu::always_inline]] { cas->atomic(addr, o, c, r); })) {
     return true;
   }
   ApplyCompareSwap(*cas, exclusive, t, addr - t.base, o, c, r);

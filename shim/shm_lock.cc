@@ -60,12 +60,13 @@ void Backoff::Wait() {
   sched_yield();
 }
 
-bool ExclusiveShare::ShardsOpen(const AllShards& all) {
-  for (int i = 0; i < all.count; ++i) {
-    const uint64_t w = all.shards[i]->all.load(std::memory_order_relaxed);
-    if ((w & kAMask) != 0 || Serving(w) != Next(w)) return false;
+bool ExclusiveShare::AcquireSlow(const AllShards& all, GateWord& target) {
+  if (!threaded_ && held_ != 0) {  // nested: the shards are held already
+    ++held_;
+    return EnterTarget(target);
   }
-  return true;
+  const bool waited_all = Enter(all);
+  return EnterTarget(target) || waited_all;
 }
 
 bool AwaitAnnounced(const AllShards& all) {

@@ -168,13 +168,11 @@ class ExclusiveShare {
   void set_announcement(AnnounceWord* word) { announcement_ = word; }
 
   // Takes an exclusive lock on `target` with this process's share of the
-  // shards. Returns true when it had to wait.
-  bool Acquire(const AllShards& all, GateWord& target) {
-    if (!threaded_ && held_ != 0) {  // nested: the shards are held already
-      ++held_;
-      return EnterTarget(target);
-    }
-    if (!threaded_ && announcement_ != nullptr) {
+  // shards. Returns true when it had to wait. Inline: the announced path;
+  // nested, threaded and backed-off locks take AcquireSlow.
+  [[gnu::always_inline]] bool Acquire(const AllShards& all,
+                                      GateWord& target) {
+    if (!threaded_ && held_ == 0 && announcement_ != nullptr) {
       announcement_->store(1, std::memory_order_relaxed);
       // Entering the target is a locked instruction: the store above is
       // visible before the shards are read (x86; elsewhere a fence).
@@ -190,8 +188,7 @@ class ExclusiveShare {
       gate::Leave(target, gate::kBUnit);
       announcement_->store(0, std::memory_order_release);
     }
-    const bool waited_all = Enter(all);
-    return EnterTarget(target) || waited_all;
+    return AcquireSlow(all, target);
   }
   void Release(const AllShards& all, GateWord& target) {
     gate::Leave(target, gate::kBUnit);
@@ -223,8 +220,18 @@ class ExclusiveShare {
   static bool EnterTarget(GateWord& target) {
     return gate::Enter(target, gate::kBUnit, gate::kAMask | gate::kBMask);
   }
-  // No lock_all holder and nobody queued in any shard.
-  static bool ShardsOpen(const AllShards& all);
+  // No lock_all holder and nobody queued in any shard (bits 0-15 class A,
+  // 32-47 serving, 48-63 next: see Gate).
+  static bool ShardsOpen(const AllShards& all) {
+    for (int i = 0; i < all.count; ++i) {
+      const uint64_t w = all.shards[i]->all.load(std::memory_order_relaxed);
+      if ((w & gate::kAMask) != 0 || ((w >> 32) & 0xffff) != (w >> 48)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  [[gnu::noinline]] bool AcquireSlow(const AllShards& all, GateWord& target);
   static bool EnterShards(const AllShards& all);
   static void LeaveShards(const AllShards& all);
   bool EnterThreaded(const AllShards& all);
