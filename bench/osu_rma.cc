@@ -8,6 +8,11 @@
 //              rate is the inverse of the time per operation.
 // Every (operation, mode, size) is also checked for correctness on both
 // windows; with --quick all sizes are still checked but only a few timed.
+//
+// MPI-only apart from an optional dlsym of the shim, so scripts/bench_sweep.sh
+// also builds it with mpicxx.openmpi and runs it on Open MPI's osc/sm (the
+// peer column): both windows are then osc/sm windows, and the floor runs on
+// an MPI_Win_allocate_shared window's memory (the same kind of memory).
 #include <mpi.h>
 
 #include <algorithm>
@@ -40,6 +45,47 @@ std::vector<size_t> Sizes(Op op) {
 
 bool TimedInQuickMode(size_t bytes) { return bytes == 8 || bytes == 32768; }
 
+// The target's window memory mapped into the origin, for the CPU floor
+// (nullptr elsewhere, or when there is none). MPICH: the shim's mapping of
+// its window (none without the shim). Open MPI: its MPI_Win_shared_query
+// answers only for shared windows (MPI_ERR_RMA_FLAVOR on MPI_Win_allocate's),
+// so the floor gets a shared window of its own when the pair shares a node.
+class FloorTarget {
+ public:
+  FloorTarget(const WindowPair& windows, MPI_Comm pair) {
+    const bool origin = Rank(pair) == kOrigin;
+#ifdef OPEN_MPI
+    (void)windows;
+    MPI_Comm node;
+    MPI_Comm_split_type(pair, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    if (Size(node) == Size(pair)) {
+      char* base = nullptr;
+      MPI_Win_allocate_shared(origin ? 0 : kMaxBytes, 1, MPI_INFO_NULL, pair, &base,
+                              &shared_);
+      MPI_Aint size = 0;
+      int unit = 0;
+      MPI_Win_shared_query(shared_, kTarget, &size, &unit, &peer_);
+      if (!origin) peer_ = nullptr;
+    }
+    MPI_Comm_free(&node);
+#else
+    (void)pair;
+    if (origin) peer_ = MappedPeer(windows.shim.win, kTarget);
+#endif
+  }
+  ~FloorTarget() {
+    if (shared_ != MPI_WIN_NULL) MPI_Win_free(&shared_);
+  }
+  FloorTarget(const FloorTarget&) = delete;
+  FloorTarget& operator=(const FloorTarget&) = delete;
+
+  char* peer() const { return peer_; }
+
+ private:
+  MPI_Win shared_ = MPI_WIN_NULL;
+  char* peer_ = nullptr;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -52,7 +98,8 @@ int main(int argc, char** argv) {
     const bool origin = Rank(pair) == kOrigin;
     const double batch_ms = BatchMs(flags);
     WindowPair windows(kMaxBytes, pair);
-    char* peer = origin ? MappedPeer(windows.shim.win, kTarget) : nullptr;
+    FloorTarget floor_target(windows, pair);
+    char* peer = floor_target.peer();
     OpBuffers buffers(kMaxBytes, kMaxPerEpoch);
     std::map<std::pair<Op, size_t>, double> floors;  // per (op, size), any mode
     Table table({"op", "sync", "metric", "bytes", "per_epoch", "native_us",

@@ -17,7 +17,8 @@
 # (floor, shim and opted-out native interleaved in one process), with
 # nothing preloaded (truly native MPICH: no wrappers at all; the summary
 # compares it with the opted-out column), and built with mpicxx.openmpi and
-# run on Open MPI's osc/sm (the peer column).
+# run on Open MPI's osc/sm (the peer column). bench/osu_rma also runs on
+# osc/sm (osu_rma_osc_sm.csv: the OSU tables' and plots' osc/sm column).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,7 +56,8 @@ for n in "${gups_ranks[@]}"; do steps+=("gups_${n} $n gups"); done
 for n in "${stencil_ranks[@]}"; do steps+=("stencil_${n} $n stencil"); done
 for n in "${halo_ranks[@]}"; do steps+=("halo_${n} $n halo"); done
 steps+=("overlap 2 overlap" "numa 2 numa")
-total=$((${#steps[@]} + 3))  # + build + Open MPI step + plots
+ompi_programs=(small_ops osu_rma)  # built with mpicxx.openmpi, run on osc/sm
+total=$((${#steps[@]} + ${#ompi_programs[@]} + 2))  # + build + Open MPI steps + plots
 
 progress() {  # [step/total] what (elapsed)
   printf '[%d/%d] %-34s elapsed %4d s\n' "$1" "$total" "$2" $((SECONDS - start))
@@ -103,24 +105,28 @@ for s in "${steps[@]}"; do
   fi
   echo "      done in $((SECONDS - t0)) s"
 done
-# Open MPI osc/sm as a peer: small_ops built with mpicxx.openmpi outside
-# Bazel (its "shim" and "native" columns are then both Open MPI's window).
-step=$((step + 1))
-progress "$step" "small_ops on Open MPI osc/sm"
-t0=$SECONDS
+# Open MPI osc/sm as a peer: small_ops and osu_rma built with mpicxx.openmpi
+# outside Bazel (their "shim" and "native" columns are then both Open MPI's
+# window).
 ompi=(mpirun.openmpi --mca osc sm --bind-to none -n 2)
 [[ $(id -u) -eq 0 ]] && ompi+=(--allow-run-as-root)
-if command -v mpicxx.openmpi >/dev/null &&
-    mpicxx.openmpi -DOMPI_SKIP_MPICXX -std=c++20 -O3 -I. bench/small_ops.cc -ldl \
-      -o "$out/small_ops.openmpi" >"$out/small_ops_osc_sm.log" 2>&1 &&
-    "${ompi[@]}" "$out/small_ops.openmpi" --csv "${quick_arg[@]}" \
-      >"$out/small_ops_osc_sm.csv" 2>>"$out/small_ops_osc_sm.log"; then
-  grep -h "verification" "$out/small_ops_osc_sm.log" | sed 's/^/      /' || true
-else
-  failed+=("small_ops_osc_sm")
-  echo "      FAILED (see $out/small_ops_osc_sm.log)" >&2
-fi
-echo "      done in $((SECONDS - t0)) s"
+for program in "${ompi_programs[@]}"; do
+  name=${program}_osc_sm
+  step=$((step + 1))
+  progress "$step" "$program on Open MPI osc/sm"
+  t0=$SECONDS
+  if command -v mpicxx.openmpi >/dev/null &&
+      mpicxx.openmpi -DOMPI_SKIP_MPICXX -std=c++20 -O3 -I. "bench/$program.cc" -ldl \
+        -o "$out/$program.openmpi" >"$out/$name.log" 2>&1 &&
+      "${ompi[@]}" "$out/$program.openmpi" --csv "${quick_arg[@]}" \
+        >"$out/$name.csv" 2>>"$out/$name.log"; then
+    grep -h "verification" "$out/$name.log" | sed 's/^/      /' || true
+  else
+    failed+=("$name")
+    echo "      FAILED (see $out/$name.log)" >&2
+  fi
+  echo "      done in $((SECONDS - t0)) s"
+done
 echo "openmpi: $(ompi_info --version 2>/dev/null | head -1)" >>"$out/machine.txt"
 echo "load_after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
 echo "sweep_seconds: $((SECONDS - start))" >>"$out/machine.txt"

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Renders the benchmark sweep's CSV (scripts/bench_sweep.sh) as PNG plots in
 the style of the papers' figures, and a markdown summary of the ratios.
+Open MPI osc/sm joins the OSU-style plots and tables as a peer when the
+sweep ran osu_rma on it (osu_rma_osc_sm.csv; scripts/osu_tables.py).
 
     plot_results.py RESULTS_DIR [--publish DIR --readme README.md]
 
@@ -23,10 +25,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-import small_ops_table  # noqa: E402  (scripts/, next to this file)
+import osu_tables  # noqa: E402  (scripts/, next to this file)
+import small_ops_table  # noqa: E402
 
-NATIVE, SHIM, FLOOR, P2P = "#d62728", "#1f77b4", "#7f7f7f", "#2ca02c"
-SYNCS = ["flush", "lock", "lock_all", "fence", "pscw"]
+NATIVE, SHIM, FLOOR, P2P, OSC_SM = "#d62728", "#1f77b4", "#7f7f7f", "#2ca02c", "#ff7f0e"
+SYNCS = osu_tables.SYNCS
 BEGIN, END = "<!-- bench-sweep:begin -->", "<!-- bench-sweep:end -->"
 
 
@@ -95,7 +98,10 @@ def osu_series(rows, op, sync, metric):
             [num(r["shim_us"]) for r in sel], [num(r["floor_us"]) for r in sel])
 
 
-def plot_osu(rows, results, made):
+def plot_osu(rows, results, made, osc=None):
+    """`osc`: osu_tables.index of the osc/sm run's rows (a third line), or
+    empty."""
+    osc = osc or {}
     for metric, name, ylabel in (("latency", "osu_latency.png", "latency (us)"),
                                  ("bandwidth", "osu_bandwidth.png", "bandwidth (MB/s)")):
         fig, axes = plt.subplots(3, 5, figsize=(17, 9), sharex=True)
@@ -106,12 +112,17 @@ def plot_osu(rows, results, made):
                 if not sizes:
                     ax.set_visible(False)
                     continue
+                peer = osu_tables.osc_series(osc, op, sync, metric, sizes)
                 if metric == "bandwidth":  # bytes per us = MB/s
                     native = [b / t for b, t in zip(sizes, native)]
                     shim = [b / t for b, t in zip(sizes, shim)]
                     floor = [b / t if t > 0 else math.nan for b, t in zip(sizes, floor)]
+                    peer = [b / t for b, t in zip(sizes, peer)]
                 ax.plot(sizes, native, "o-", color=NATIVE, label="native MPICH")
                 ax.plot(sizes, shim, "s-", color=SHIM, label="rmashim")
+                timed = [(b, t) for b, t in zip(sizes, peer) if not math.isnan(t)]
+                if timed:  # the sizes its run timed (--quick: a few)
+                    ax.plot(*zip(*timed), "^-", color=OSC_SM, label="Open MPI osc/sm")
                 if any(f > 0 for f in floor if not math.isnan(f)):
                     ax.plot(sizes, floor, "--", color=FLOOR, label="CPU floor")
                 log_sizes(ax)
@@ -133,12 +144,16 @@ def plot_osu(rows, results, made):
         sel = {r["sync"]: r for r in rows if r["op"] == op and r["metric"] == "latency"}
         syncs = [s for s in SYNCS if s in sel]
         x = range(len(syncs))
-        w = 0.27
-        ax.bar([i - w for i in x], [num(sel[s]["native_us"]) for s in syncs], w,
-               color=NATIVE, label="native MPICH")
-        ax.bar(list(x), [num(sel[s]["shim_us"]) for s in syncs], w, color=SHIM, label="rmashim")
-        ax.bar([i + w for i in x], [num(sel[s]["floor_us"]) for s in syncs], w, color=FLOOR,
-               label="CPU floor")
+        peer = [osu_tables.osc_us(osc.get((op, s, "latency", 8))) for s in syncs]
+        bars = [("native MPICH", NATIVE, [num(sel[s]["native_us"]) for s in syncs]),
+                ("rmashim", SHIM, [num(sel[s]["shim_us"]) for s in syncs])]
+        if not all(math.isnan(t) for t in peer):
+            bars.append(("Open MPI osc/sm", OSC_SM, peer))
+        bars.append(("CPU floor", FLOOR, [num(sel[s]["floor_us"]) for s in syncs]))
+        w = 0.8 / len(bars)
+        for k, (label, color, values) in enumerate(bars):
+            ax.bar([i + (k - (len(bars) - 1) / 2) * w for i in x], values, w, color=color,
+                   label=label)
         ax.set_xticks(list(x))
         ax.set_xticklabels(syncs)
         ax.set_yscale("log")
@@ -277,40 +292,25 @@ def plot_overlap(rows, results, made):
 
 # ---- Speedup bars ----
 
-def headline(osu, gups, stencil, halo, cores=2):
-    """(label, native/shim speedup) of the cases README leads with; runs with
-    more ranks than `cores` (oversubscribed) are left to their own tables."""
-    out = []
+def headline(osu, gups, stencil, halo, cores=2, osc=None):
+    """(label, native/shim speedup, osc-sm/shim speedup or nan) of the cases
+    README leads with; runs with more ranks than `cores` (oversubscribed) are
+    left to their own tables."""
     gups = [r for r in gups if int(r["ranks"]) <= cores]
     stencil = [r for r in stencil if int(r["ranks"]) <= cores]
     halo = [r for r in halo if int(r["ranks"]) <= cores]
-
-    def osu_row(op, sync, metric, size):
-        return next((r for r in osu if r["op"] == op and r["sync"] == sync
-                     and r["metric"] == metric and int(r["bytes"]) == size), None)
-
-    for op, sync, metric, size in (("put", "flush", "latency", 8), ("get", "flush", "latency", 8),
-                                   ("put", "lock", "latency", 8), ("acc", "flush", "latency", 8),
-                                   ("fetch_and_op", "flush", "latency", 8),
-                                   ("cas", "flush", "latency", 8), ("put", "fence", "latency", 8),
-                                   ("put", "pscw", "latency", 8),
-                                   ("put", "flush", "bandwidth", 8),
-                                   ("put", "flush", "bandwidth", 32768),
-                                   ("get", "flush", "bandwidth", 4 << 20)):
-        r = osu_row(op, sync, metric, size)
-        if r:
-            out.append((f"{op} {size_label(size)}B {metric}, {sync}",
-                        speedup(num(r["native_us"]), num(r["shim_us"]))))
+    out = osu_tables.headline(osu, osc or {})
     for r in gups:
         out.append((f"GUPS {r['update']}, {r['ranks']} ranks",
-                    speedup(num(r["shim_gups"]), num(r["native_gups"]))))
+                    speedup(num(r["shim_gups"]), num(r["native_gups"])), math.nan))
     for r in stencil:
         if int(r["ranks"]) > 1:
-            out.append((f"stencil, {r['ranks']} ranks", speedup(num(r["native_s"]), num(r["shim_s"]))))
+            out.append((f"stencil, {r['ranks']} ranks",
+                        speedup(num(r["native_s"]), num(r["shim_s"])), math.nan))
     for r in halo:
         if int(r["bytes"]) in (16, 65536):
             out.append((f"halo {r['sync']} {size_label(r['bytes'])}B, {r['ranks']} ranks",
-                        speedup(num(r["native_us"]), num(r["shim_us"]))))
+                        speedup(num(r["native_us"]), num(r["shim_us"])), math.nan))
     return out
 
 
@@ -354,7 +354,7 @@ def accumulate_summary(rows):
     return md
 
 
-def summary(results, osu, gups, stencil, halo, overlap, numa, cases, acc=()):
+def summary(results, osu, gups, stencil, halo, overlap, numa, cases, acc=(), osc=None):
     machine = {}
     path = os.path.join(results, "machine.txt")
     if os.path.exists(path):
@@ -386,28 +386,21 @@ def summary(results, osu, gups, stencil, halo, overlap, numa, cases, acc=()):
                   "the load-robust results.")
     md.append("")
     if cases:
-        md.append("| case | native / rmashim |")
-        md.append("| --- | ---: |")
-        md += [f"| {label} | {fmt(s, 1)}x |" for label, s in cases if not math.isnan(s)]
+        peer = " osc/sm / rmashim |" if osc else ""
+        md.append(f"| case | native / rmashim |{peer}")
+        md.append("| --- | ---: |" + (" ---: |" if osc else ""))
+        for label, s, o in cases:
+            if not math.isnan(s):
+                osc_cell = f" {fmt(o, 1)}{'' if math.isnan(o) else 'x'} |" if osc else ""
+                md.append(f"| {label} | {fmt(s, 1)}x |{osc_cell}")
         md.append("")
+        if osc:
+            md.append("osc/sm: Open MPI's osc/sm running osu_rma in a separate process after "
+                      "this one (scripts/osu_tables.py); `-`: no osc/sm counterpart.")
+            md.append("")
     if osu:
-        md.append("OSU-style latency, 8 B, one operation per epoch (us; speedup; rmashim / CPU floor):")
-        md.append("")
-        md.append("| op | " + " | ".join(SYNCS) + " |")
-        md.append("| --- |" + " ---: |" * len(SYNCS))
-        for op in ("put", "get", "acc", "fetch_and_op", "cas"):
-            cells = []
-            for sync in SYNCS:
-                r = next((r for r in osu if r["op"] == op and r["sync"] == sync
-                          and r["metric"] == "latency" and int(r["bytes"]) == 8), None)
-                if r is None:
-                    cells.append("-")
-                    continue
-                n, s, f = num(r["native_us"]), num(r["shim_us"]), num(r["floor_us"])
-                floor = f" ({fmt(s / f, 1)}x floor)" if f > 0 else ""
-                cells.append(f"{fmt(n)} / {fmt(s, 3)}: {fmt(speedup(n, s), 1)}x{floor}")
-            md.append(f"| {op} | " + " | ".join(cells) + " |")
-        md.append("")
+        md += osu_tables.latency_matrix(osu, osc or {})
+        md += osu_tables.peer_table(osu, osc or {})
     if gups:
         md.append("| GUPS | ranks | native | rmashim | CPU floor | rmashim / native |")
         md.append("| --- | ---: | ---: | ---: | ---: | ---: |")
@@ -496,9 +489,10 @@ def main():
     stencil, halo = read_all(r, "stencil"), read_all(r, "halo")
     overlap, numa = read(os.path.join(r, "overlap.csv")), read(os.path.join(r, "numa.csv"))
     acc = read(os.path.join(r, "rma_accumulate.csv"))
+    osc = osu_tables.index(read(os.path.join(r, "osu_rma_osc_sm.csv")))
     made = []
     if osu:
-        plot_osu(osu, r, made)
+        plot_osu(osu, r, made, osc)
     if gups:
         plot_gups(gups, r, made)
     if stencil:
@@ -513,9 +507,9 @@ def main():
         for line in open(machine_path):
             if line.startswith("cores:") and line.split(":")[1].strip().isdigit():
                 cores = int(line.split(":")[1])
-    cases = headline(osu, gups, stencil, halo, cores)
+    cases = headline(osu, gups, stencil, halo, cores, osc)
     plot_speedup(cases, r, made)
-    text = summary(r, osu, gups, stencil, halo, overlap, numa, cases, acc)
+    text = summary(r, osu, gups, stencil, halo, overlap, numa, cases, acc, osc)
     with open(os.path.join(r, "summary.md"), "w") as f:
         f.write(text)
     print(f"plots: {', '.join(made)}; summary: {os.path.join(r, 'summary.md')}")
