@@ -8,6 +8,10 @@
 // runs on every rank. Without librmashim.so preloaded the shim column is
 // native MPICH too and floors are skipped: scripts/bench_sweep.sh runs it
 // that way as well to compare a truly native run with the opted-out windows.
+// The call floor is the CPU floor plus one call of an empty function per
+// MPI call of the pattern (EmptyCall): the part of each row that no
+// library reached through calls can avoid, so shim / call floor is what is
+// left for the shim's own work.
 #include <mpi.h>
 
 #include <atomic>
@@ -62,11 +66,33 @@ struct Case {
   size_t bytes;
   int ops_per_call;  // results are per operation
   Batch floor, shim, native;  // floor empty: none
+  // The floor plus as many calls of an empty function as the MPI pattern
+  // makes (empty: none).
+  Batch call_floor;
 };
 
 struct Result {
-  double floor_us = 0, shim_us = 0, native_us = 0;
+  double floor_us = 0, shim_us = 0, native_us = 0, call_floor_us = 0;
 };
+
+// What calling a library function costs before it does anything: an empty
+// function behind a pointer the compiler cannot see through (an indirect
+// call, as an application's call of MPI_Put through the PLT is). Any MPI
+// library, interposed or not, pays this per call; the call floor adds it to
+// the CPU floor so each row shows what is left for the library itself.
+[[gnu::noinline]] int EmptyCall(MPI_Win win, int i) {
+  asm volatile("" ::"r"(win), "r"(i));
+  return 0;
+}
+int (*volatile g_empty_call)(MPI_Win, int) = EmptyCall;
+
+template <typename Body>
+Batch TimedWithCalls(Body body, int calls) {
+  return Timed([body, calls]() mutable {
+    body();
+    for (int k = 0; k < calls; ++k) g_empty_call(MPI_WIN_NULL, k);
+  });
+}
 
 double Fastest(const std::vector<double>& v) {
   return v.empty() ? 0 : *std::min_element(v.begin(), v.end());
@@ -82,10 +108,11 @@ int ItersOf(const Batch& b, double batch_ms) {
 std::vector<Result> RunInterleaved(const std::vector<Case>& cases, int rounds,
                                    double batch_ms) {
   const size_t n = cases.size();
-  std::vector<std::vector<double>> f(n), s(n), nat(n);
-  std::vector<int> fi(n), si(n), ni(n);
+  std::vector<std::vector<double>> f(n), s(n), nat(n), cf(n);
+  std::vector<int> fi(n), si(n), ni(n), ci(n);
   for (size_t c = 0; c < n; ++c) {
     if (cases[c].floor) fi[c] = ItersOf(cases[c].floor, batch_ms);
+    if (cases[c].call_floor) ci[c] = ItersOf(cases[c].call_floor, batch_ms);
     si[c] = ItersOf(cases[c].shim, batch_ms);
     ni[c] = ItersOf(cases[c].native, batch_ms);
   }
@@ -96,6 +123,9 @@ std::vector<Result> RunInterleaved(const std::vector<Case>& cases, int rounds,
       const double per = 1e6 / cases[c].ops_per_call;
       auto floor = [&] {
         if (cases[c].floor) f[c].push_back(cases[c].floor(fi[c]) * per);
+        if (cases[c].call_floor) {
+          cf[c].push_back(cases[c].call_floor(ci[c]) * per);
+        }
       };
       auto native = [&] { nat[c].push_back(cases[c].native(ni[c]) * per); };
       if (r % 2 == 0) floor(); else native();
@@ -105,7 +135,7 @@ std::vector<Result> RunInterleaved(const std::vector<Case>& cases, int rounds,
   }
   std::vector<Result> out(n);
   for (size_t c = 0; c < n; ++c) {
-    out[c] = {Fastest(f[c]), Fastest(s[c]), Fastest(nat[c])};
+    out[c] = {Fastest(f[c]), Fastest(s[c]), Fastest(nat[c]), Fastest(cf[c])};
   }
   return out;
 }
@@ -118,13 +148,21 @@ std::vector<Case> OriginCases(MPI_Win native, MPI_Win shim, char* peer,
   static const long kOne = 1;
   auto fence = [] { std::atomic_thread_fence(std::memory_order_seq_cst); };
   std::vector<Case> cases;
-  auto both = [&](std::string name, size_t bytes, int per_call,
-                  auto op, Batch floor,
-                  bool lock_all = true) {
-    cases.push_back({std::move(name), bytes, per_call, std::move(floor),
-                     InEpoch(shim, lock_all, op), InEpoch(native, lock_all, op)});
+  // A floor body and the number of MPI calls its pattern makes per
+  // iteration (for the call floor).
+  struct Floors {
+    Batch floor, call_floor;
   };
-  auto floor_if = [&](auto body) { return peer ? Timed(body) : Batch(); };
+  auto both = [&](std::string name, size_t bytes, int per_call, auto op,
+                  Floors floors, bool lock_all = true) {
+    cases.push_back({std::move(name), bytes, per_call,
+                     std::move(floors.floor), InEpoch(shim, lock_all, op),
+                     InEpoch(native, lock_all, op),
+                     std::move(floors.call_floor)});
+  };
+  auto floor_if = [&](auto body, int calls = 2) {
+    return peer ? Floors{Timed(body), TimedWithCalls(body, calls)} : Floors{};
+  };
   char* src = buf.data();
   for (size_t bytes : {size_t{8}, size_t{1} << 20}) {
     const int n = static_cast<int>(bytes);
@@ -150,7 +188,7 @@ std::vector<Case> OriginCases(MPI_Win native, MPI_Win shim, char* peer,
          floor_if([=] {  // the same pattern: one fence per kBurst copies
            for (int k = 0; k < kBurst; ++k) std::memcpy(peer, src, bytes);
            fence();
-         }));
+         }, kBurst + 1));
   }
   both("fetch_and_op+flush", 8, 1,
        [=](MPI_Win w) {
@@ -189,13 +227,13 @@ std::vector<Case> OriginCases(MPI_Win native, MPI_Win shim, char* peer,
          MPI_Put(src, 8, MPI_BYTE, kTarget, 0, 8, MPI_BYTE, w);
          MPI_Win_unlock(kTarget, w);
        },
-       Batch(), /*lock_all=*/false);
+       Floors{}, /*lock_all=*/false);
   // Its floor: one atomic to take a lock word, the copy, one to release it.
   // The word lies in the window, which the 1 MiB puts overwrite: cleared
   // before each batch.
   if (peer != nullptr) {
     auto* word = reinterpret_cast<uint64_t*>(peer + kLockWordOffset);
-    Batch timed = Timed([=] {
+    auto body = [=] {
       std::atomic_ref<uint64_t> lock(*word);
       uint64_t expected = 0;
       while (!lock.compare_exchange_weak(expected, 1, std::memory_order_acquire)) {
@@ -203,10 +241,15 @@ std::vector<Case> OriginCases(MPI_Win native, MPI_Win shim, char* peer,
       }
       std::memcpy(peer, src, 8);
       lock.fetch_sub(1, std::memory_order_release);
-    });
+    };
+    Batch timed = Timed(body), with_calls = TimedWithCalls(body, 3);
     cases.back().floor = [=](int iters) {
       std::atomic_ref<uint64_t>(*word).store(0);
       return timed(iters);
+    };
+    cases.back().call_floor = [=](int iters) {
+      std::atomic_ref<uint64_t>(*word).store(0);
+      return with_calls(iters);
     };
   }
   return cases;
@@ -268,9 +311,12 @@ void Print(Table& table, const Case& c, const Result& r) {
   const double shim = r.shim_us, native = r.native_us;
   std::string flag;
   if (r.floor_us > 0 && shim < r.floor_us) flag = "shim below floor: measurement error";
+  const bool calls = r.call_floor_us > 0;
   table.Add({c.name, std::to_string(c.bytes), Num(native, 4), Num(shim, 4),
              r.floor_us > 0 ? Num(r.floor_us, 4) : "-", Ratio(native, shim),
-             r.floor_us > 0 ? Ratio(shim, r.floor_us) : "-", flag});
+             r.floor_us > 0 ? Ratio(shim, r.floor_us) : "-",
+             calls ? Num(r.call_floor_us, 4) : "-",
+             calls ? Ratio(shim, r.call_floor_us) : "-", flag});
 }
 
 }  // namespace
@@ -283,7 +329,8 @@ int main(int argc, char** argv) {
   const double batch_ms = flags.quick ? 0.5 : 1.0;
   Verifier verifier("small_ops");
   Table table({"test", "bytes", "native_us", "shim_us", "floor_us",
-               "native/shim", "shim/floor", "flag"});
+               "native/shim", "shim/floor", "call_floor_us",
+               "shim/call_floor", "flag"});
   // --ops-only: skip window creation (profiling the operations);
   // --alloc-only: only window creation (issue 17's allocate + free rows).
   bool ops_only = false, alloc_only = false;
