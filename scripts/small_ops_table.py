@@ -108,4 +108,31 @@ def table(results):
                f"{diffs[len(diffs) // 2]:.2f}x (range {diffs[0]:.2f}x to {diffs[-1]:.2f}x); "
                "different processes, so part of it is run-to-run noise."]
     md.append("")
+    return md + _alloc_at_more_ranks(results)
+
+
+def _alloc_at_more_ranks(results):
+    """Window allocate + free at more ranks than cores (small_ops_alloc_N.csv)."""
+    runs = []
+    for name in sorted(os.listdir(results)):
+        if name.startswith("small_ops_alloc_") and name.endswith(".csv"):
+            ranks = name[len("small_ops_alloc_"):-len(".csv")]
+            if ranks.isdigit():
+                runs.append((int(ranks), _read(os.path.join(results, name))))
+    runs = [(n, rows) for n, rows in sorted(runs) if rows]
+    if not runs:
+        return []
+    md = ["Window allocate + free at more ranks than the machine's cores "
+          "(oversubscribed, so not headline numbers: MPICH's collectives spin for cores "
+          "they share; same-run opted-out native vs rmashim, us per call):", "",
+          "| ranks | size | opted-out native | rmashim | rmashim / native |",
+          "| ---: | ---: | ---: | ---: | ---: |"]
+    for n, rows in runs:
+        for (test, size), r in rows.items():
+            if test != "win_allocate+free":
+                continue
+            native, s = _num(r, "native_us"), _num(r, "shim_us")
+            md.append(f"| {n} | {_size(size)} | {_fmt(native)} | {_fmt(s)} | "
+                      f"{_fmt(s / native if native > 0 else math.nan)} |")
+    md.append("")
     return md
