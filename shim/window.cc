@@ -182,6 +182,7 @@ void ManagedWindow::MapAllShards() {
   for (int r = 0; r < comm_size_; ++r) {
     announced_[r] = &targets_[r].header->exclusive_announced;
   }
+  all_view_ = {all_shards_.data(), shards, announced_.data(), comm_size_};
 }
 
 // Whether this process may read every node-local peer's memory with

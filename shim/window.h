@@ -230,10 +230,7 @@ class ManagedWindow {
   LockWords& lock_words(int rank) { return targets_[rank].header->lock_words; }
   // The `all` gate's shards (shm_lock.h), and the one this rank's
   // lock_all enters.
-  AllShards all_shards() const {
-    return {all_shards_.data(), static_cast<int>(all_shards_.size()),
-            announced_.data(), static_cast<int>(announced_.size())};
-  }
+  const AllShards& all_shards() const { return all_view_; }
   LockWords& own_all_shard() { return *all_shards_[rank_ % all_shards_.size()]; }
   SegmentHeader& header(int rank) { return *targets_[rank].header; }
   // PSCW post counters in each header: one per rank on single-node windows,
@@ -314,6 +311,7 @@ class ManagedWindow {
   std::vector<Target> targets_;
   std::vector<LockWords*> all_shards_;  // single-node windows
   std::vector<AnnounceWord*> announced_;  // ... every rank's, in rank order
+  AllShards all_view_;  // both, as the lock functions take them
   // MPI_Win_create windows with node-local peers: they attach to this
   // process's memory (ptracer.h).
   CrossMemoryGrant cross_memory_grant_;
