@@ -250,9 +250,9 @@ inline double FloorUs(Op op, char* peer, size_t bytes, OpBuffers& b,
   auto timed = [&](auto body) { return TimeLocal(batch_ms, body); };
   switch (op) {
     case Op::kPut:
-      return timed([&] { std::memcpy(peer, b.src.data(), bytes), fence(); });
+      return timed([&] { FloorCopy(peer, b.src.data(), bytes), fence(); });
     case Op::kGet:
-      return timed([&] { std::memcpy(b.dst.data(), peer, bytes), fence(); });
+      return timed([&] { FloorCopy(b.dst.data(), peer, bytes), fence(); });
     case Op::kAccumulate:
       return timed([&] {
         auto* target = reinterpret_cast<double*>(peer);

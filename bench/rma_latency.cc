@@ -1,6 +1,6 @@
 // Node-local put/get latency and bandwidth, native MPICH window vs rmashim
-// window in the same run, with the CPU floor (memcpy into the peer's mapped
-// memory). Rank 0 is the origin, rank 1 the target; other ranks idle.
+// window in the same run, with the CPU floor (the same copy into the peer's
+// mapped memory: FloorCopy, bench_util.h). Rank 0 is the origin, rank 1 the target; other ranks idle.
 // Run under mpirun with librmashim.so preloaded (scripts/demo.sh does it).
 #include <mpi.h>
 
@@ -60,11 +60,11 @@ std::vector<Row> Measure(MPI_Win native, MPI_Win shim, char* peer) {
     double copy_floor = 0, read_floor = 0;
     if (peer != nullptr) {
       copy_floor = TimeUs(iters, [&] {
-        std::memcpy(peer, buf.data(), bytes);
+        FloorCopy(peer, buf.data(), bytes);
         std::atomic_thread_fence(std::memory_order_seq_cst);
       });
       read_floor = TimeUs(iters, [&] {
-        std::memcpy(buf.data(), peer, bytes);
+        FloorCopy(buf.data(), peer, bytes);
         std::atomic_thread_fence(std::memory_order_seq_cst);
       });
     }

@@ -171,13 +171,13 @@ std::vector<Case> OriginCases(MPI_Win native, MPI_Win shim, char* peer,
            MPI_Put(src, n, MPI_BYTE, kTarget, 0, n, MPI_BYTE, w);
            MPI_Win_flush(kTarget, w);
          },
-         floor_if([=] { std::memcpy(peer, src, bytes); fence(); }));
+         floor_if([=] { FloorCopy(peer, src, bytes); fence(); }));
     both("get+flush", bytes, 1,
          [=](MPI_Win w) {
            MPI_Get(src, n, MPI_BYTE, kTarget, 0, n, MPI_BYTE, w);
            MPI_Win_flush(kTarget, w);
          },
-         floor_if([=] { std::memcpy(src, peer, bytes); fence(); }));
+         floor_if([=] { FloorCopy(src, peer, bytes); fence(); }));
     both("put bandwidth", bytes, kBurst,
          [=](MPI_Win w) {
            for (int k = 0; k < kBurst; ++k) {
@@ -186,7 +186,7 @@ std::vector<Case> OriginCases(MPI_Win native, MPI_Win shim, char* peer,
            MPI_Win_flush(kTarget, w);
          },
          floor_if([=] {  // the same pattern: one fence per kBurst copies
-           for (int k = 0; k < kBurst; ++k) std::memcpy(peer, src, bytes);
+           for (int k = 0; k < kBurst; ++k) FloorCopy(peer, src, bytes);
            fence();
          }, kBurst + 1));
   }

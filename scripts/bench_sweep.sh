@@ -121,7 +121,7 @@ for program in "${ompi_programs[@]}"; do
   progress "$step" "$program on Open MPI osc/sm"
   t0=$SECONDS
   if command -v mpicxx.openmpi >/dev/null &&
-      mpicxx.openmpi -DOMPI_SKIP_MPICXX -std=c++20 -O3 -I. "bench/$program.cc" -ldl \
+      mpicxx.openmpi -DOMPI_SKIP_MPICXX -std=c++20 -O3 -I. "bench/$program.cc" shim/copy.cc -ldl \
         -o "$out/$program.openmpi" >"$out/$name.log" 2>&1 &&
       "${ompi[@]}" "$out/$program.openmpi" --csv "${quick_arg[@]}" \
         >"$out/$name.csv" 2>>"$out/$name.log"; then
