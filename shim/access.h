@@ -55,7 +55,9 @@ inline EpochAccess CheckEpoch(ManagedWindow& w, int target) {
 // sends the call through the full checks (which then find the error or the
 // route), so this only has to be right when it says yes: the target is a
 // window rank (not MPI_PROC_NULL), the epoch gives access without waiting
-// (not PSCW), the target's memory is mapped here and the bytes lie inside it.
+// (in PSCW: a target of the current start whose post has been matched, as
+// CheckEpoch would find after AwaitPost), the target's memory is mapped
+// here and the bytes lie inside it.
 inline bool DirectWord(const ManagedWindow& w, int target, MPI_Aint disp,
                        MPI_Aint bytes, std::byte** addr) {
   if (static_cast<unsigned>(target) >= static_cast<unsigned>(w.comm_size()) ||
@@ -63,10 +65,14 @@ inline bool DirectWord(const ManagedWindow& w, int target, MPI_Aint disp,
     return false;
   }
   const AccessEpoch epoch = w.epoch;
-  if (epoch != AccessEpoch::kLockAll && epoch != AccessEpoch::kFence &&
-      !(epoch == AccessEpoch::kLock &&
-        w.locks[target].mode != LockMode::kNone)) {
-    return false;
+  if (epoch != AccessEpoch::kLockAll && epoch != AccessEpoch::kFence) {
+    const TargetLockState& s = w.locks[target];
+    const bool access =
+        epoch == AccessEpoch::kLock
+            ? s.mode != LockMode::kNone
+            : epoch == AccessEpoch::kPscw && w.locks_in_shm() &&
+                  s.in_access_group && s.post_seen;
+    if (!access) return false;
   }
   const Target& t = w.target(target);
   MPI_Aint offset;
