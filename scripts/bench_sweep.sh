@@ -93,6 +93,17 @@ echo "      done in $((SECONDS - t0)) s"
 
 failed=()
 step=1
+# One step's outcome (exit status `rc`): its verification lines, or FAILED
+# (and it joins `failed`); then how long it took since t0.
+report() {  # NAME RC
+  if [[ $2 -eq 0 ]]; then
+    grep -h "verification" "$out/$1.log" | sed 's/^/      /' || true
+  else
+    failed+=("$1")
+    echo "      FAILED (see $out/$1.log)" >&2
+  fi
+  echo "      done in $((SECONDS - t0)) s"
+}
 for s in "${steps[@]}"; do
   read -r name ranks program extra <<<"$s"
   read -r -a extra <<<"${extra:-}"
@@ -101,14 +112,10 @@ for s in "${steps[@]}"; do
   t0=$SECONDS
   preload=$shim
   [[ $name == *_nopreload ]] && preload=""
-  if mpirun.mpich -n "$ranks" env LD_PRELOAD="$preload" "bazel-bin/bench/$program" --csv \
-      "${quick_arg[@]}" "${extra[@]}" >"$out/$name.csv" 2>"$out/$name.log"; then
-    grep -h "verification" "$out/$name.log" | sed 's/^/      /' || true
-  else
-    failed+=("$name")
-    echo "      FAILED (see $out/$name.log)" >&2
-  fi
-  echo "      done in $((SECONDS - t0)) s"
+  rc=0
+  mpirun.mpich -n "$ranks" env LD_PRELOAD="$preload" "bazel-bin/bench/$program" --csv \
+    "${quick_arg[@]}" "${extra[@]}" >"$out/$name.csv" 2>"$out/$name.log" || rc=$?
+  report "$name" "$rc"
 done
 # Open MPI osc/sm as a peer: small_ops and osu_rma built with mpicxx.openmpi
 # outside Bazel (their "shim" and "native" columns are then both Open MPI's
@@ -120,17 +127,13 @@ for program in "${ompi_programs[@]}"; do
   step=$((step + 1))
   progress "$step" "$program on Open MPI osc/sm"
   t0=$SECONDS
-  if command -v mpicxx.openmpi >/dev/null &&
-      mpicxx.openmpi -DOMPI_SKIP_MPICXX -std=c++20 -O3 -I. "bench/$program.cc" shim/copy.cc -ldl \
-        -o "$out/$program.openmpi" >"$out/$name.log" 2>&1 &&
-      "${ompi[@]}" "$out/$program.openmpi" --csv "${quick_arg[@]}" \
-        >"$out/$name.csv" 2>>"$out/$name.log"; then
-    grep -h "verification" "$out/$name.log" | sed 's/^/      /' || true
-  else
-    failed+=("$name")
-    echo "      FAILED (see $out/$name.log)" >&2
-  fi
-  echo "      done in $((SECONDS - t0)) s"
+  rc=0
+  { command -v mpicxx.openmpi >/dev/null &&
+    mpicxx.openmpi -DOMPI_SKIP_MPICXX -std=c++20 -O3 -I. "bench/$program.cc" shim/copy.cc -ldl \
+      -o "$out/$program.openmpi" >"$out/$name.log" 2>&1 &&
+    "${ompi[@]}" "$out/$program.openmpi" --csv "${quick_arg[@]}" \
+      >"$out/$name.csv" 2>>"$out/$name.log"; } || rc=$?
+  report "$name" "$rc"
 done
 echo "openmpi: $(ompi_info --version 2>/dev/null | head -1)" >>"$out/machine.txt"
 echo "load_after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
