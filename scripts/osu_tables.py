@@ -44,7 +44,8 @@ def _fmt(x, digits=2):
     return f"{x:.{digits}f}"
 
 
-def _size(n):
+def size_label(n):
+    """8, 64, 512, 4K, ..., 4M: byte counts as the tables and plots label them."""
     n = int(n)
     for unit, shift in (("M", 20), ("K", 10)):
         if n >= 1 << shift and n % (1 << shift) == 0:
@@ -84,7 +85,7 @@ def headline(osu, osc):
         if r:
             op, sync, metric, size = key
             s = _num(r["shim_us"])
-            out.append((f"{op} {_size(size)}B {metric}, {sync}", _ratio(_num(r["native_us"]), s),
+            out.append((f"{op} {size_label(size)}B {metric}, {sync}", _ratio(_num(r["native_us"]), s),
                         _ratio(osc_us(osc.get(key)), s)))
     return out
 
@@ -132,7 +133,7 @@ def _overview(mine, osc):
             f"(range {ratios[0][0]:.2f}x to {ratios[-1][0]:.2f}x); rmashim is slower than "
             f"osc/sm in {len(slower)} of them")
     if slower:
-        worst = ", ".join(f"{op} {sync} {metric} {_size(b)}B ({x:.2f}x)"
+        worst = ", ".join(f"{op} {sync} {metric} {size_label(b)}B ({x:.2f}x)"
                           for x, (op, sync, metric, b) in slower[:5])
         text += f" (slowest first: {worst})"
     floors = sorted(f / g for _, _, _, f, g in both if f > 0 and g > 0)
@@ -165,7 +166,7 @@ def peer_table(osu, osc):
                     continue
                 n, s, f = _num(r["native_us"]), _num(r["shim_us"]), _num(r["floor_us"])
                 o, g = osc_us(p), _num(p.get("floor_us"))
-                md.append(f"| {op} | {metric} | {_size(size)} | {_fmt(n, 3)} | {_fmt(s, 3)} | "
+                md.append(f"| {op} | {metric} | {size_label(size)} | {_fmt(n, 3)} | {_fmt(s, 3)} | "
                           f"{_fmt(o, 3)} | "
                           f"{_fmt(_ratio(n, s), 1)}x | {_fmt(_ratio(o, s))}x | "
                           f"{_fmt(_ratio(s, f), 1)} | {_fmt(_ratio(o, g), 1)} |")

@@ -56,12 +56,7 @@ def read_all(results, prefix):
     return rows
 
 
-def size_label(n):
-    n = int(n)
-    for unit, shift in (("M", 20), ("K", 10)):
-        if n >= 1 << shift and n % (1 << shift) == 0:
-            return f"{n >> shift}{unit}"
-    return str(n)
+size_label = osu_tables.size_label
 
 
 def speedup(native, shim):
