@@ -102,6 +102,9 @@ inline constexpr uint64_t kBUnit = uint64_t{1} << 16;
 inline constexpr uint64_t kAMask = 0xffff;
 inline constexpr uint64_t kBMask = kAMask << 16;
 
+// Bits 32-47 serve, 48-63 the next ticket: equal means nobody queued.
+inline bool NobodyQueued(uint64_t w) { return ((w >> 32) & 0xffff) == (w >> 48); }
+
 // Queued lockers wait for their ticket; returns true (it waited).
 bool EnterQueued(GateWord& word, uint64_t unit, uint64_t conflicts);
 
@@ -111,8 +114,7 @@ bool EnterQueued(GateWord& word, uint64_t unit, uint64_t conflicts);
 // uncontended lock is one load and one CAS on the caller's path.
 inline bool Enter(GateWord& word, uint64_t unit, uint64_t conflicts) {
   uint64_t w = word.load(std::memory_order_relaxed);
-  // Bits 32-47 serve, 48-63 the next ticket: equal means nobody queued.
-  while (((w >> 32) & 0xffff) == (w >> 48) && (w & conflicts) == 0) {
+  while (NobodyQueued(w) && (w & conflicts) == 0) {
     if (word.compare_exchange_weak(w, w + unit, std::memory_order_acquire,
                                    std::memory_order_relaxed)) {
       return false;
@@ -220,14 +222,11 @@ class ExclusiveShare {
   static bool EnterTarget(GateWord& target) {
     return gate::Enter(target, gate::kBUnit, gate::kAMask | gate::kBMask);
   }
-  // No lock_all holder and nobody queued in any shard (bits 0-15 class A,
-  // 32-47 serving, 48-63 next: see Gate).
+  // No lock_all holder and nobody queued in any shard.
   static bool ShardsOpen(const AllShards& all) {
     for (int i = 0; i < all.count; ++i) {
       const uint64_t w = all.shards[i]->all.load(std::memory_order_relaxed);
-      if ((w & gate::kAMask) != 0 || ((w >> 32) & 0xffff) != (w >> 48)) {
-        return false;
-      }
+      if ((w & gate::kAMask) != 0 || !gate::NobodyQueued(w)) return false;
     }
     return true;
   }
