@@ -154,11 +154,14 @@ case "$cmd" in
     esac
     wait_job_gone "$piddir"
     alive_kib=$(cat "$piddir/alive_unnamed_growth_kib") || fail "no usage recorded while alive"
-    # Every rank's 1 MiB MPI_Win_allocate segment at least.
-    ((alive_kib >= ranks * 1024)) ||
+    # Every rank's 1 MiB MPI_Win_allocate segment, give or take what MPICH's
+    # own unnamed shared memory (about 12 MiB at 3 ranks, in both measures)
+    # moved by in between: tens of KiB (3024 KiB against the usual 3120 was
+    # seen once). Without the segments the growth is under 20 KiB.
+    ((alive_kib >= ranks * 1024 * 3 / 4)) ||
       fail "unnamed /dev/shm use grew by only ${alive_kib} KiB with windows alive"
     nothing_left "after $mode"
-    echo "ok: $mode, mpirun.mpich exit $rc, nothing left in /dev/shm"
+    echo "ok: $mode, mpirun.mpich exit $rc, ${alive_kib} KiB of unnamed segments while alive, nothing left in /dev/shm"
     ;;
   churn)
     rounds=$1
