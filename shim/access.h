@@ -75,11 +75,10 @@ inline bool DirectWord(const ManagedWindow& w, int target, MPI_Aint disp,
     if (!access) return false;
   }
   const Target& t = w.target(target);
-  MPI_Aint offset;
-  if (!t.node_local() || t.pid != 0 ||
-      __builtin_mul_overflow(disp, static_cast<MPI_Aint>(t.disp_unit),
+  MPI_Aint offset;  // direct_size -1 (not mapped here) fails the last test
+  if (__builtin_mul_overflow(disp, static_cast<MPI_Aint>(t.disp_unit),
                              &offset) ||
-      offset > t.size - bytes) {
+      offset > t.direct_size - bytes) {
     return false;
   }
   *addr = t.base + offset;

@@ -11,6 +11,7 @@
 #include "shim/flatten.h"
 #include "shim/runtime.h"
 #include "shim/shm_lock.h"
+#include "shim/word_lane.h"
 
 namespace rmashim {
 namespace {
@@ -394,6 +395,23 @@ void ApplyCompareSwap(const CompareSwapOp& cas, bool exclusive, const Target& t,
   if (!atomic) NoteDirectStores();
   StripeGuard guard(*t.header, offset, /*exclusive=*/!atomic);
   (atomic ? cas.atomic : cas.plain)(addr, origin, compare, result);
+}
+
+void WordLaneStriped(const ManagedWindow& w, int target, uint64_t* word,
+                     MPI_Datatype type, MPI_Op op, const void* origin,
+                     const void* compare, void* result) {
+  const Target& t = w.target(target);
+  auto* addr = reinterpret_cast<std::byte*>(word);
+  const MPI_Aint offset = addr - t.base;
+  const auto* o = static_cast<const std::byte*>(origin);
+  auto* r = static_cast<std::byte*>(result);
+  if (compare != nullptr) {
+    ApplyCompareSwap(*BuiltinCompareSwap(type), /*exclusive=*/false, t, offset,
+                     o, static_cast<const std::byte*>(compare), r);
+  } else {
+    ApplyRun(*BuiltinElementOp(type, op), /*exclusive=*/false, t, offset,
+             op == MPI_NO_OP ? addr : o, r, 1);
+  }
 }
 
 }  // namespace rmashim

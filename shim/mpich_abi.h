@@ -32,6 +32,26 @@ inline int BuiltinTypeSize(MPI_Datatype type) {
 }
 inline int BuiltinTypeIndex(MPI_Datatype type) { return HandleBits(type) & 0xff; }
 
+// The predefined 8-byte integer types (MPI_LONG, MPI_UNSIGNED_LONG,
+// MPI_LONG_LONG_INT, MPI_UNSIGNED_LONG_LONG, MPI_INTEGER8, MPI_INT64_T,
+// MPI_UINT64_T, MPI_AINT, MPI_OFFSET, MPI_COUNT): builtin handles of size
+// 8 whose index is in this set. The word lane (word_lane.h) serves them
+// with inline CPU atomics; element_ops_test checks the set against the
+// element tables.
+inline bool IsWordIntegerType(MPI_Datatype type) {
+  const uint32_t h = HandleBits(type);
+  constexpr uint64_t kLow = (uint64_t{1} << 0x07) | (uint64_t{1} << 0x08) |
+                            (uint64_t{1} << 0x09) | (uint64_t{1} << 0x19) |
+                            (uint64_t{1} << 0x31) | (uint64_t{1} << 0x3a) |
+                            (uint64_t{1} << 0x3e);
+  constexpr uint64_t kHigh = (uint64_t{1} << (0x43 - 64)) |
+                             (uint64_t{1} << (0x44 - 64)) |
+                             (uint64_t{1} << (0x45 - 64));
+  if ((h & 0xffffff80u) != 0x4c000800u) return false;  // builtin, 8 bytes
+  const uint32_t index = h & 0x7f;
+  return (((index < 64 ? kLow : kHigh) >> (index & 63)) & 1) != 0;
+}
+
 // The pair types MPI_FLOAT_INT ... MPI_LONG_DOUBLE_INT: 0..4, else -1.
 inline int PairTypeIndex(MPI_Datatype type) {
   const uint32_t h = HandleBits(type);

@@ -160,6 +160,7 @@ void ManagedWindow::SetTargets(const Announcement* all,
         if (r != rank_) t.pid = static_cast<pid_t>(all[r].segment.pid);
         break;
     }
+    if (t.pid == 0) t.direct_size = t.size;
   }
   MapAllShards();
 }
@@ -203,6 +204,7 @@ bool ManagedWindow::CanAttach() const {
 // rank has started it.
 void ManagedWindow::Finish() {
   exclusive_share.set_threaded(g_runtime.thread_multiple());
+  plain_ = single_node_ && !g_runtime.thread_multiple() && profile == nullptr;
   if (single_node_) {
     exclusive_share.set_announcement(&targets_[rank_].header->exclusive_announced);
   }
@@ -307,9 +309,10 @@ std::vector<int> ManagedWindow::ToWindowRanks(MPI_Group group) const {
   return out;
 }
 
-void CountServed(const ManagedWindow& w, OpKind kind, int target, int count,
-                 MPI_Datatype type) {
+int CountServed(const ManagedWindow& w, OpKind kind, int target, int count,
+                MPI_Datatype type) {
   CountOp(w.profile, kind, w.reach(target), count, type);
+  return MPI_SUCCESS;
 }
 
 }  // namespace rmashim

@@ -106,6 +106,10 @@ struct Target {
   pid_t pid = 0;
   MPI_Aint size = 0;  // bytes
   int disp_unit = 1;
+  // `size` when loads and stores through `base` reach the target's memory
+  // (node-local, mapped here); -1 otherwise. One bounds check answers both
+  // questions on the fast paths (access.h: DirectWord).
+  MPI_Aint direct_size = -1;
   bool node_local() const { return header != nullptr; }
 };
 
@@ -206,6 +210,14 @@ class ManagedWindow {
   }
   // The profile record (profile.h); nullptr when profiling is off.
   WindowProfile* profile = nullptr;
+  // Whether the window is plain: profiling off, one MPI thread, every rank
+  // on this node. Fixed once the window is created and its profile set, so
+  // fast paths test one byte for all three.
+  bool plain() const { return plain_; }
+  void SetProfile(WindowProfile* p) {
+    profile = p;
+    if (p != nullptr) plain_ = false;
+  }
 
   // Locks live in shared memory only when every rank is on this node; a
   // window spanning nodes keeps MPI's own lock so remote origins are
@@ -299,6 +311,7 @@ class ManagedWindow {
 
   MPI_Win app_win_ = MPI_WIN_NULL;
   bool single_node_ = false;
+  bool plain_ = false;  // Finish, SetProfile
   bool holds_mpi_epoch_ = false;  // lock_all(MPI_MODE_NOCHECK) on app_win_
   NodeSegments segments_;
   std::vector<int> node_index_;  // per window rank: NodeIndexOf
@@ -318,10 +331,11 @@ class ManagedWindow {
 };
 
 // Counts an operation a fast path served in `w`'s profile; out of line, so
-// the fast paths pay one test of `w.profile` when profiling is off.
-[[gnu::cold, gnu::noinline]] void CountServed(const ManagedWindow& w,
-                                              OpKind kind, int target,
-                                              int count, MPI_Datatype type);
+// the fast paths pay one test of `w.profile` when profiling is off. Returns
+// MPI_SUCCESS, so a fast path ends in a jump to it (no stack frame).
+[[gnu::cold, gnu::noinline]] int CountServed(const ManagedWindow& w,
+                                             OpKind kind, int target,
+                                             int count, MPI_Datatype type);
 
 // The profile record of any window, managed (`w`) or not.
 inline WindowProfile* ProfileOf(MPI_Win win, const ManagedWindow* w) {

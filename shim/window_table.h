@@ -20,14 +20,16 @@ class WindowTable {
   static constexpr int kCapacity = 4096;  // live managed windows at most
 
   // nullptr when `win` is not managed (then the call passes through).
+  // Usually the window sits in its home slot: one compare, no loop (a
+  // matching key implies its window pointer: Insert stores the pointer
+  // first and publishes the key after it).
   ManagedWindow* Find(MPI_Win win) const {
-    for (uint32_t i = Hash(win), n = 0; n < kCapacity; ++n, ++i) {
-      const Slot& slot = slots_[i % kCapacity];
-      const MPI_Win key = slot.key.load(std::memory_order_acquire);
-      if (key == win) return slot.window.load(std::memory_order_acquire);
-      if (key == kEmpty) return nullptr;
+    const uint32_t home = Hash(win);
+    const Slot& slot = slots_[home];
+    if (slot.key.load(std::memory_order_acquire) == win) [[likely]] {
+      return slot.window.load(std::memory_order_relaxed);
     }
-    return nullptr;
+    return Probe(win, home);
   }
 
   // Room for one more window, claimed before a collective window creation
@@ -53,6 +55,17 @@ class WindowTable {
     std::atomic<MPI_Win> key{kEmpty};
     std::atomic<ManagedWindow*> window{nullptr};
   };
+
+  // Past the home slot (collisions, erased slots, unmanaged windows).
+  ManagedWindow* Probe(MPI_Win win, uint32_t home) const {
+    for (uint32_t i = home, n = 0; n < kCapacity; ++n, ++i) {
+      const Slot& slot = slots_[i % kCapacity];
+      const MPI_Win key = slot.key.load(std::memory_order_acquire);
+      if (key == win) return slot.window.load(std::memory_order_relaxed);
+      if (key == kEmpty) return nullptr;
+    }
+    return nullptr;
+  }
 
   static uint32_t Hash(MPI_Win win) {
     return (static_cast<uint32_t>(win) * 2654435761u) >> 20;  // 12 bits

@@ -8,6 +8,7 @@
 #include "shim/passthrough.h"
 #include "shim/profile.h"
 #include "shim/runtime.h"
+#include "shim/word_lane.h"
 
 using namespace rmashim;  // NOLINT: wrappers below only forward
 
@@ -61,8 +62,8 @@ int Dispatch(MPI_Win win, int target, MPI_Request* request, Profiled what,
 // A call the inline fast path served (TryFastRun, TryFastCompareSwap).
 int Served(const ManagedWindow& w, OpKind kind, int target, int count,
            MPI_Datatype type) {
-  if (w.profile != nullptr) CountServed(w, kind, target, count, type);
-  return MPI_SUCCESS;
+  return w.profile != nullptr ? CountServed(w, kind, target, count, type)
+                              : MPI_SUCCESS;
 }
 
 [[gnu::noinline]] int Accumulate(const AccumulateCall& c, MPI_Win win,
@@ -235,6 +236,11 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr,
                      MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   if (w != nullptr) ApplyDeferred(*w);
+  if (w != nullptr &&
+      TryWordFetchAndOp(*w, datatype, op, target_rank, target_disp,
+                        origin_addr, result_addr)) {
+    return MPI_SUCCESS;  // a plain window: no profile
+  }
   if (w != nullptr && result_addr != nullptr &&
       TryFastRun(*w, datatype, 1, op, target_rank, target_disp, origin_addr,
                  result_addr)) {
@@ -249,6 +255,11 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
                          int target_rank, MPI_Aint target_disp, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   if (w != nullptr) ApplyDeferred(*w);
+  if (w != nullptr &&
+      TryWordCompareAndSwap(*w, datatype, target_rank, target_disp,
+                            origin_addr, compare_addr, result_addr)) {
+    return MPI_SUCCESS;  // a plain window: no profile
+  }
   if (w != nullptr &&
       TryFastCompareSwap(*w, datatype, target_rank, target_disp, origin_addr,
                          compare_addr, result_addr)) {

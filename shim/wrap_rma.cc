@@ -84,31 +84,47 @@ bool TryDirect(ManagedWindow& w, const Transfer& x, int* rc) {
 
 // The common case in a few instructions, inlined into MPI_Put and MPI_Get:
 // one predefined type on both sides, equal counts, a node-local target
-// mapped here in an epoch that gives access. True when done. Everything
-// else (and every error) goes through TryDirect's full checks.
-[[gnu::always_inline]] inline bool TryFast(
-    ManagedWindow& w, OpKind kind, void* origin, int count,
+// mapped here in an epoch that gives access. Returns the target address and
+// sets `*bytes`; null sends the call through TryDirect's full checks
+// (everything else, and every error).
+[[gnu::always_inline]] inline std::byte* FastAddress(
+    const ManagedWindow& w, const void* origin, int count,
     MPI_Datatype origin_type, int target, MPI_Aint disp, int target_count,
-    MPI_Datatype target_type) {
-  const bool put = kind == OpKind::kPut || kind == OpKind::kRput;
+    MPI_Datatype target_type, MPI_Aint* bytes) {
   if (origin_type != target_type || count != target_count ||
-      !IsBuiltinType(origin_type) || origin == nullptr || count <= 0) {
-    return false;
+      !IsBuiltinType(origin_type) || origin == nullptr) {
+    return nullptr;
   }
-  const MPI_Aint bytes =
-      static_cast<MPI_Aint>(count) * BuiltinTypeSize(origin_type);
+  // Negative and zero counts, and zero-size types, end up <= 0.
+  *bytes = static_cast<MPI_Aint>(count) * BuiltinTypeSize(origin_type);
   std::byte* addr;
-  if (bytes == 0 || !DirectWord(w, target, disp, bytes, &addr)) return false;
-  void* dst = put ? static_cast<void*>(addr) : origin;
-  const void* src = put ? origin : addr;
-  if (bytes == 8) {
-    std::memcpy(dst, src, 8);  // one load and one store
-  } else {
-    CopyBytes(dst, src, static_cast<size_t>(bytes));
+  if (*bytes <= 0 || !DirectWord(w, target, disp, *bytes, &addr)) {
+    return nullptr;
   }
+  return addr;
+}
+
+// A served put or get of more than one word: the copy, then the profile.
+// Out of line, so the one-word case inlined into MPI_Put and MPI_Get ends
+// in a jump and needs no stack frame.
+[[gnu::noinline]] int CopyServed(const ManagedWindow& w, OpKind kind,
+                                 void* dst, const void* src, MPI_Aint bytes,
+                                 int target, int count, MPI_Datatype type) {
+  CopyBytes(dst, src, static_cast<size_t>(bytes));
   NoteDirectStores();
-  if (w.profile != nullptr) CountServed(w, kind, target, count, origin_type);
-  return true;
+  return w.profile != nullptr ? CountServed(w, kind, target, count, type)
+                              : MPI_SUCCESS;
+}
+
+// One word: one load and one store.
+[[gnu::always_inline]] inline int WordServed(const ManagedWindow& w,
+                                             OpKind kind, void* dst,
+                                             const void* src, int target,
+                                             int count, MPI_Datatype type) {
+  std::memcpy(dst, src, 8);
+  NoteDirectStores();
+  return w.profile != nullptr ? CountServed(w, kind, target, count, type)
+                              : MPI_SUCCESS;
 }
 
 // MPI_Put, MPI_Get, and with `request` their request-based forms.
@@ -123,10 +139,15 @@ bool TryDirect(ManagedWindow& w, const Transfer& x, int* rc) {
     if (request != nullptr && !RequestEpochOk(*w, x.target)) {
       return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
     }
-    if (TryFast(*w, kind, x.origin, x.origin_count, x.origin_type, x.target,
-                x.disp, x.target_count, x.target_type)) {
+    MPI_Aint bytes = 0;
+    if (std::byte* addr = FastAddress(*w, x.origin, x.origin_count,
+                                      x.origin_type, x.target, x.disp,
+                                      x.target_count, x.target_type, &bytes)) {
       if (request != nullptr) *request = kCompletedRequest;
-      return MPI_SUCCESS;
+      const bool put = x.dir == Direction::kPut;
+      return CopyServed(*w, kind, put ? static_cast<void*>(addr) : x.origin,
+                        put ? static_cast<const void*>(x.origin) : addr,
+                        bytes, x.target, x.origin_count, x.origin_type);
     }
     if (TryDirect(*w, x, &rc)) {
       NoteDirectStores();
@@ -170,14 +191,39 @@ bool TryDirect(ManagedWindow& w, const Transfer& x, int* rc) {
   return rc;
 }
 
+// MPI_Put and MPI_Get when the inline path did not serve them: the same
+// arguments, so the wrappers end in a jump here.
+[[gnu::noinline]] int PutSlow(const void* origin, int count, MPI_Datatype type,
+                              int target, MPI_Aint disp, int target_count,
+                              MPI_Datatype target_type, MPI_Win win) {
+  return PutOrGet(win,
+                  {Direction::kPut, const_cast<void*>(origin), count, type,
+                   target, disp, target_count, target_type},
+                  nullptr);
+}
+
+[[gnu::noinline]] int GetSlow(void* origin, int count, MPI_Datatype type,
+                              int target, MPI_Aint disp, int target_count,
+                              MPI_Datatype target_type, MPI_Win win) {
+  return PutOrGet(win,
+                  {Direction::kGet, origin, count, type, target, disp,
+                   target_count, target_type},
+                  nullptr);
+}
+
 }  // namespace
 }  // namespace rmashim
 
+using rmashim::CopyServed;
 using rmashim::Direction;
+using rmashim::FastAddress;
 using rmashim::FindManaged;
+using rmashim::GetSlow;
 using rmashim::ManagedWindow;
+using rmashim::OpKind;
 using rmashim::PutOrGet;
-using rmashim::TryFast;
+using rmashim::PutSlow;
+using rmashim::WordServed;
 
 extern "C" {
 
@@ -185,36 +231,42 @@ int MPI_Put(const void* origin_addr, int origin_count,
             MPI_Datatype origin_datatype, int target_rank,
             MPI_Aint target_disp, int target_count,
             MPI_Datatype target_datatype, MPI_Win win) {
-  ManagedWindow* w = FindManaged(win);
-  if (w != nullptr &&
-      TryFast(*w, rmashim::OpKind::kPut, const_cast<void*>(origin_addr),
-              origin_count, origin_datatype, target_rank, target_disp,
-              target_count, target_datatype)) {
-    return MPI_SUCCESS;
+  const ManagedWindow* w = FindManaged(win);
+  MPI_Aint bytes = 0;
+  std::byte* addr =
+      w == nullptr ? nullptr
+                   : FastAddress(*w, origin_addr, origin_count,
+                                 origin_datatype, target_rank, target_disp,
+                                 target_count, target_datatype, &bytes);
+  if (addr == nullptr) {
+    return PutSlow(origin_addr, origin_count, origin_datatype, target_rank,
+                   target_disp, target_count, target_datatype, win);
   }
-  return PutOrGet(win,
-                  {Direction::kPut, const_cast<void*>(origin_addr),
-                   origin_count, origin_datatype, target_rank, target_disp,
-                   target_count, target_datatype},
-                  nullptr);
+  return bytes == 8 ? WordServed(*w, OpKind::kPut, addr, origin_addr,
+                                 target_rank, origin_count, origin_datatype)
+                    : CopyServed(*w, OpKind::kPut, addr, origin_addr, bytes,
+                                 target_rank, origin_count, origin_datatype);
 }
 
 int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
             int target_rank, MPI_Aint target_disp, int target_count,
             MPI_Datatype target_datatype, MPI_Win win) {
-  ManagedWindow* w = FindManaged(win);
-  if (w != nullptr &&
-      TryFast(*w, rmashim::OpKind::kGet, origin_addr, origin_count, origin_datatype,
-              target_rank, target_disp, target_count, target_datatype)) {
-    return MPI_SUCCESS;
+  const ManagedWindow* w = FindManaged(win);
+  MPI_Aint bytes = 0;
+  std::byte* addr =
+      w == nullptr ? nullptr
+                   : FastAddress(*w, origin_addr, origin_count,
+                                 origin_datatype, target_rank, target_disp,
+                                 target_count, target_datatype, &bytes);
+  if (addr == nullptr) {
+    return GetSlow(origin_addr, origin_count, origin_datatype, target_rank,
+                   target_disp, target_count, target_datatype, win);
   }
-  return PutOrGet(win,
-                  {Direction::kGet, origin_addr, origin_count,
-                   origin_datatype, target_rank, target_disp, target_count,
-                   target_datatype},
-                  nullptr);
+  return bytes == 8 ? WordServed(*w, OpKind::kGet, origin_addr, addr,
+                                 target_rank, origin_count, origin_datatype)
+                    : CopyServed(*w, OpKind::kGet, origin_addr, addr, bytes,
+                                 target_rank, origin_count, origin_datatype);
 }
-
 int MPI_Rput(const void* origin_addr, int origin_count,
              MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count,

@@ -37,9 +37,9 @@ int Fail(const ManagedWindow& w, int code) {
 }
 
 bool InPassiveEpochWith(const ManagedWindow& w, int rank) {
-  return w.epoch == AccessEpoch::kLockAll ||
-         (w.epoch == AccessEpoch::kLock &&
-          w.locks[rank].mode != LockMode::kNone);
+  const AccessEpoch epoch = w.epoch;  // one load
+  return epoch == AccessEpoch::kLockAll ||
+         (epoch == AccessEpoch::kLock && w.locks[rank].mode != LockMode::kNone);
 }
 
 void ClearPending(ManagedWindow& w) {
@@ -71,18 +71,15 @@ int FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
 }
 
 // The common flush, inlined into MPI_Win_flush and MPI_Win_flush_local: a
-// node-local target in a passive epoch with nothing passed to MPI, profiling
-// off, one thread. True when done (a fence, when stores need one).
-// On a single-node window every target is node-local and nothing is
+// plain window (single node, one thread, profiling off) in a passive epoch
+// with nothing passed to MPI. True when done (a fence, when stores need
+// one). On a single-node window every target is node-local and nothing is
 // pending anywhere unless any_mpi_ops_pending says so: the checks need no
-// per-target state (one dependent load fewer after an atomic).
+// per-target state.
 inline bool TryFastFlush(ManagedWindow& w, int rank) {
-  if (w.profile != nullptr ||
+  if (!w.plain() || w.any_mpi_ops_pending ||
       static_cast<unsigned>(rank) >= static_cast<unsigned>(w.comm_size()) ||
-      !InPassiveEpochWith(w, rank) || g_runtime.thread_multiple() ||
-      (w.locks_in_shm() ? w.any_mpi_ops_pending
-                        : !w.target(rank).node_local() ||
-                              w.locks[rank].mpi_ops_pending)) {
+      !InPassiveEpochWith(w, rank)) {
     return false;
   }
   CompleteDeferred(w);
@@ -137,10 +134,7 @@ void MarkUnlocked(ManagedWindow& w, TargetLockState& state) {
 
 // Whether lock and unlock may skip the full path: shared-memory locks, one
 // thread, profiling off.
-bool PlainShmLocks(const ManagedWindow& w) {
-  return w.profile == nullptr && w.locks_in_shm() &&
-         !g_runtime.thread_multiple();
-}
+bool PlainShmLocks(const ManagedWindow& w) { return w.plain(); }
 
 // The common lock, inlined into MPI_Win_lock: a valid rank with no lock of
 // this process yet, no assert, in no epoch or a lock epoch.

@@ -92,7 +92,7 @@ int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm,
   // Room was reserved before the agreement, so this Insert cannot fail.
   if (w != nullptr) runtime().windows().Insert(*win, w);
   if (w != nullptr) {
-    w->profile = g_profiler.OpenManaged(*win, comm, flavor_name);
+    w->SetProfile(g_profiler.OpenManaged(*win, comm, flavor_name));
   } else {
     if (reserved) runtime().windows().Release();
     g_profiler.OpenUnmanaged(*win, comm, flavor_name, why);
@@ -137,7 +137,7 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
   // Room was reserved before the agreement, so this Insert cannot fail.
   runtime().windows().Insert(w->app_win(), w);
   *win = w->app_win();
-  w->profile = g_profiler.OpenManaged(*win, comm, "allocate");
+  w->SetProfile(g_profiler.OpenManaged(*win, comm, "allocate"));
   return MPI_SUCCESS;
 }
 

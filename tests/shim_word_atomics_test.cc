@@ -115,6 +115,63 @@ TEST(WordAtomics, OneWordAccumulatesAgainstBulkAccumulates) {
   RunMixed(Single::kAccumulate);
 }
 
+// The word lane (shim/word_lane.h) hands a fetch_and_op or
+// compare_and_swap to the stripe path when the target's mode word asks for
+// stripes, as it does right after a bulk accumulate (and until 256 updates
+// found no bulk updater). Each rank bulk-updates the upper half of the next
+// rank's window, then runs every lane op (MPI_REPLACE, MPI_NO_OP, MPI_SUM,
+// compare_and_swap; two 8-byte integer types) on its own counter there:
+// the results must be the lane's.
+TEST(WordAtomics, LaneOpsRightAfterABulkAccumulate) {
+  const int rank = Rank(), size = Size();
+  int64_t* base = nullptr;
+  MPI_Win win;
+  ASSERT_EQ(MPI_Win_allocate(kCounters * sizeof(int64_t), sizeof(int64_t),
+                             MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win),
+            MPI_SUCCESS);
+  ASSERT_TRUE(IsManaged(win));
+  for (int i = 0; i < kCounters; ++i) base[i] = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  const int target = (rank + 1) % size;
+  constexpr int kHalf = kCounters / 2;
+  const std::vector<int64_t> ones(kHalf, 1);
+  constexpr int kRounds = 3;
+  MPI_Win_lock_all(0, win);
+  for (int round = 0; round < kRounds; ++round) {
+    MPI_Accumulate(ones.data(), kHalf, MPI_INT64_T, target, kHalf, kHalf,
+                   MPI_INT64_T, MPI_SUM, win);
+    MPI_Win_flush(target, win);
+    const MPI_Datatype type = round % 2 ? MPI_UINT64_T : MPI_LONG;
+    const int64_t start = round * 1000, replaced = start + 100 + rank,
+                  five = 5, swapped = start + 7;
+    int64_t old = -1, seen = -1;
+    MPI_Fetch_and_op(&replaced, &old, type, target, rank, MPI_REPLACE, win);
+    MPI_Win_flush(target, win);
+    EXPECT_EQ(old, round == 0 ? 0 : (round - 1) * 1000 + 7) << round;
+    MPI_Fetch_and_op(nullptr, &seen, type, target, rank, MPI_NO_OP, win);
+    MPI_Win_flush(target, win);
+    EXPECT_EQ(seen, replaced) << round;
+    MPI_Fetch_and_op(&five, &old, type, target, rank, MPI_SUM, win);
+    MPI_Win_flush(target, win);
+    EXPECT_EQ(old, replaced) << round;
+    const int64_t compare = replaced + 5;
+    MPI_Compare_and_swap(&swapped, &compare, &old, type, target, rank, win);
+    MPI_Win_flush(target, win);
+    EXPECT_EQ(old, compare) << round;
+    MPI_Compare_and_swap(&five, &compare, &old, type, target, rank, win);
+    MPI_Win_flush(target, win);
+    EXPECT_EQ(old, swapped) << round << ": a failed compare must not swap";
+  }
+  MPI_Win_unlock_all(win);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const int from = (rank + size - 1) % size;  // whose counter lies here
+  EXPECT_EQ(base[from], (kRounds - 1) * 1000 + 7);
+  for (int i = kHalf; i < kCounters; ++i) {
+    ASSERT_EQ(base[i], kRounds) << "bulk-updated counter " << i;
+  }
+  MPI_Win_free(&win);
+}
+
 // accumulate_ordering (MPI-3 11.7.2): queued one-word accumulates apply
 // before any later accumulate-family call of the same origin, with no
 // flush in between. Every rank works on its own counter of rank 0's window.

@@ -1,0 +1,133 @@
+// The word lane: MPI_Fetch_and_op and MPI_Compare_and_swap of one 8-byte
+// integer on a plain window (issue 17). These are the shapes counters,
+// GUPS, queues and mutexes use, and their CPU floor is one locked
+// instruction: every instruction the shim adds around it costs time the
+// locked instruction cannot hide (about 0.06 ns each on this machine, past
+// the first few dozen). So the lane does the fast path's checks (access.h:
+// DirectWord) and the unstriped protocol (word_atomics.h) with the CPU
+// atomic inline: no element-op table, no indirect call, no profile test.
+// Everything else (other types and ops, exclusive locks, targets whose mode
+// word asks for stripes) takes accumulate.h's paths, which apply the same
+// protocol, so both lanes agree on every element.
+#ifndef RMASHIM_SHIM_WORD_LANE_H_
+#define RMASHIM_SHIM_WORD_LANE_H_
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+
+#include "shim/access.h"
+#include "shim/accumulate.h"
+#include "shim/mpich_abi.h"
+#include "shim/window.h"
+#include "shim/word_atomics.h"
+
+namespace rmashim {
+
+// Where the lane may touch the target word: a plain window, this process
+// announcing in an unstriped slot, a window rank it may access directly in
+// a lock_all or fence epoch or under a shared lock (under an exclusive one
+// accumulate.h updates with plain loads and stores; PSCW epochs wait for
+// posts), and an aligned word inside the target's memory. DirectWord's
+// checks, with the epoch looked at once. False: take the other paths.
+[[gnu::always_inline]] inline bool WordLaneTarget(const ManagedWindow& w,
+                                                  int target, MPI_Aint disp,
+                                                  uint64_t** word) {
+  if (!w.plain() || w.unstriped_slot() < 0 ||
+      static_cast<unsigned>(target) >= static_cast<unsigned>(w.comm_size()) ||
+      disp < 0) {
+    return false;
+  }
+  const AccessEpoch epoch = w.epoch;
+  if (epoch != AccessEpoch::kLockAll && epoch != AccessEpoch::kFence &&
+      (epoch != AccessEpoch::kLock ||
+       w.locks[target].mode != LockMode::kShared)) {
+    return false;
+  }
+  const Target& t = w.target(target);
+  MPI_Aint offset;  // direct_size -1 (not mapped here) fails the test
+  if (__builtin_mul_overflow(disp, static_cast<MPI_Aint>(t.disp_unit),
+                             &offset) ||
+      offset > t.direct_size - 8 ||
+      ((reinterpret_cast<uintptr_t>(t.base) + offset) & 7) != 0) {
+    return false;
+  }
+  *word = reinterpret_cast<uint64_t*>(t.base + offset);
+  return true;
+}
+
+inline uint64_t LoadWord(const void* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+// The target's mode word asked for stripes: the update goes through
+// ApplyRun / ApplyCompareSwap as the other lanes' would. Out of line.
+[[gnu::noinline]] void WordLaneStriped(const ManagedWindow& w, int target,
+                                       uint64_t* word, MPI_Datatype type,
+                                       MPI_Op op, const void* origin,
+                                       const void* compare, void* result);
+
+// MPI_Fetch_and_op of MPI_SUM, MPI_REPLACE or MPI_NO_OP on one 8-byte
+// integer. True when done.
+[[gnu::always_inline]] inline bool TryWordFetchAndOp(ManagedWindow& w,
+                                                     MPI_Datatype type,
+                                                     MPI_Op op, int target,
+                                                     MPI_Aint disp,
+                                                     const void* origin,
+                                                     void* result) {
+  const bool sum = op == MPI_SUM, replace = op == MPI_REPLACE;
+  if (!IsWordIntegerType(type) || result == nullptr ||
+      !(sum || replace || op == MPI_NO_OP) ||
+      (op != MPI_NO_OP && origin == nullptr)) {
+    return false;
+  }
+  uint64_t* word;
+  if (!WordLaneTarget(w, target, disp, &word)) return false;
+  const Target& t = w.target(target);
+  if (!RunUnstriped(t.header->word_mode,
+                    t.header->unstriped_slots()[w.unstriped_slot()],
+                    [&] [[gnu::always_inline]] {
+                      std::atomic_ref<uint64_t> ref(*word);
+                      const uint64_t old =
+                          sum       ? ref.fetch_add(LoadWord(origin))
+                          : replace ? ref.exchange(LoadWord(origin))
+                                    : ref.load();
+                      std::memcpy(result, &old, 8);
+                    })) {
+    WordLaneStriped(w, target, word, type, op, origin, nullptr, result);
+  }
+  return true;
+}
+
+// MPI_Compare_and_swap of one 8-byte integer. True when done.
+[[gnu::always_inline]] inline bool TryWordCompareAndSwap(
+    ManagedWindow& w, MPI_Datatype type, int target, MPI_Aint disp,
+    const void* origin, const void* compare, void* result) {
+  if (!IsWordIntegerType(type) || origin == nullptr || compare == nullptr ||
+      result == nullptr) {
+    return false;
+  }
+  uint64_t* word;
+  if (!WordLaneTarget(w, target, disp, &word)) return false;
+  const Target& t = w.target(target);
+  if (!RunUnstriped(t.header->word_mode,
+                    t.header->unstriped_slots()[w.unstriped_slot()],
+                    [&] [[gnu::always_inline]] {
+                      uint64_t expected = LoadWord(compare);
+                      std::atomic_ref<uint64_t>(*word).compare_exchange_strong(
+                          expected, LoadWord(origin));
+                      std::memcpy(result, &expected, 8);  // the old value
+                    })) {
+    WordLaneStriped(w, target, word, type, MPI_OP_NULL, origin, compare,
+                    result);
+  }
+  return true;
+}
+
+}  // namespace rmashim
+
+#endif  // RMASHIM_SHIM_WORD_LANE_H_
