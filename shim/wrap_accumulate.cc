@@ -155,6 +155,52 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
       });
 }
 
+// What the word lanes inlined into MPI_Fetch_and_op and
+// MPI_Compare_and_swap did not serve: queued accumulates applied first,
+// then the general fast paths, then the full checks. Out of line with the
+// wrappers' own arguments, so the lanes end in a jump here.
+[[gnu::noinline]] int FetchAndOpOther(const void* origin_addr,
+                                      void* result_addr, MPI_Datatype datatype,
+                                      int target_rank, MPI_Aint target_disp,
+                                      MPI_Op op, MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  if (w != nullptr) ApplyDeferred(*w);
+  if (w != nullptr &&
+      TryWordFetchAndOp(*w, datatype, op, target_rank, target_disp,
+                        origin_addr, result_addr)) {
+    return MPI_SUCCESS;
+  }
+  if (w != nullptr && result_addr != nullptr &&
+      TryFastRun(*w, datatype, 1, op, target_rank, target_disp, origin_addr,
+                 result_addr)) {
+    return Served(*w, OpKind::kFetchAndOp, target_rank, 1, datatype);
+  }
+  return FetchAndOpSlow(origin_addr, result_addr, datatype, target_rank,
+                        target_disp, op, win);
+}
+
+[[gnu::noinline]] int CompareAndSwapOther(const void* origin_addr,
+                                          const void* compare_addr,
+                                          void* result_addr,
+                                          MPI_Datatype datatype,
+                                          int target_rank,
+                                          MPI_Aint target_disp, MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  if (w != nullptr) ApplyDeferred(*w);
+  if (w != nullptr &&
+      TryWordCompareAndSwap(*w, datatype, target_rank, target_disp,
+                            origin_addr, compare_addr, result_addr)) {
+    return MPI_SUCCESS;
+  }
+  if (w != nullptr &&
+      TryFastCompareSwap(*w, datatype, target_rank, target_disp, origin_addr,
+                         compare_addr, result_addr)) {
+    return Served(*w, OpKind::kCompareAndSwap, target_rank, 1, datatype);
+  }
+  return CompareAndSwapSlow(origin_addr, compare_addr, result_addr, datatype,
+                            target_rank, target_disp, win);
+}
+
 }  // namespace
 
 extern "C" {
@@ -235,38 +281,26 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr,
                      MPI_Datatype datatype, int target_rank,
                      MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
-  if (w != nullptr) ApplyDeferred(*w);
-  if (w != nullptr &&
+  if (w != nullptr && w->deferred.empty() &&
       TryWordFetchAndOp(*w, datatype, op, target_rank, target_disp,
                         origin_addr, result_addr)) {
     return MPI_SUCCESS;  // a plain window: no profile
   }
-  if (w != nullptr && result_addr != nullptr &&
-      TryFastRun(*w, datatype, 1, op, target_rank, target_disp, origin_addr,
-                 result_addr)) {
-    return Served(*w, OpKind::kFetchAndOp, target_rank, 1, datatype);
-  }
-  return FetchAndOpSlow(origin_addr, result_addr, datatype, target_rank,
-                        target_disp, op, win);
+  return FetchAndOpOther(origin_addr, result_addr, datatype, target_rank,
+                         target_disp, op, win);
 }
 
 int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
                          void* result_addr, MPI_Datatype datatype,
                          int target_rank, MPI_Aint target_disp, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
-  if (w != nullptr) ApplyDeferred(*w);
-  if (w != nullptr &&
+  if (w != nullptr && w->deferred.empty() &&
       TryWordCompareAndSwap(*w, datatype, target_rank, target_disp,
                             origin_addr, compare_addr, result_addr)) {
     return MPI_SUCCESS;  // a plain window: no profile
   }
-  if (w != nullptr &&
-      TryFastCompareSwap(*w, datatype, target_rank, target_disp, origin_addr,
-                         compare_addr, result_addr)) {
-    return Served(*w, OpKind::kCompareAndSwap, target_rank, 1, datatype);
-  }
-  return CompareAndSwapSlow(origin_addr, compare_addr, result_addr, datatype,
-                            target_rank, target_disp, win);
+  return CompareAndSwapOther(origin_addr, compare_addr, result_addr, datatype,
+                             target_rank, target_disp, win);
 }
 
 }  // extern "C"
