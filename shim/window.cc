@@ -212,6 +212,9 @@ void ManagedWindow::Finish() {
       UnstripedAtomicsRegistered()) {
     unstriped_slot_ = node_index_[rank_];
     deferred.set_slot(unstriped_slot_);
+    for (Target& t : targets_) {
+      if (t.node_local()) t.own_slot = &t.header->unstriped_slots()[unstriped_slot_];
+    }
   }
   if (!single_node_) return;
   PMPI_Win_lock_all(MPI_MODE_NOCHECK, app_win_);

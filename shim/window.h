@@ -103,15 +103,20 @@ struct Target {
   // set, its address in that process (reached with process_vm_readv/writev).
   std::byte* base = nullptr;
   SegmentHeader* header = nullptr;  // sync state; null off-node
-  pid_t pid = 0;
   MPI_Aint size = 0;  // bytes
-  int disp_unit = 1;
   // `size` when loads and stores through `base` reach the target's memory
   // (node-local, mapped here); -1 otherwise. One bounds check answers both
   // questions on the fast paths (access.h: DirectWord).
   MPI_Aint direct_size = -1;
+  // This process's unstriped slot in `header` (word_atomics.h); null when
+  // it has none (ManagedWindow::unstriped_slot() < 0) or off-node.
+  UnstripedSlot* own_slot = nullptr;
+  pid_t pid = 0;
+  int disp_unit = 1;
   bool node_local() const { return header != nullptr; }
 };
+// 48 bytes: the fast paths index the target array with two instructions.
+static_assert(sizeof(Target) == 48);
 
 // Which MPI call created the window.
 enum class Flavor : uint8_t {

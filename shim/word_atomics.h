@@ -78,7 +78,7 @@ template <typename Update>
   // membarrier orders them on the CPU (see the top of this file).
   std::atomic_signal_fence(std::memory_order_seq_cst);
   const uint64_t m = mode.load(std::memory_order_acquire);
-  if (m == kWordModeUnstriped) {
+  if (m == kWordModeUnstriped) [[likely]] {
     update();
     slot.seq.store(seq + 2, std::memory_order_release);
     return true;

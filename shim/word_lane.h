@@ -26,32 +26,33 @@
 
 namespace rmashim {
 
-// Where the lane may touch the target word: a plain window, this process
-// announcing in an unstriped slot, a window rank it may access directly in
-// a lock_all or fence epoch or under a shared lock (under an exclusive one
-// accumulate.h updates with plain loads and stores; PSCW epochs wait for
-// posts), and an aligned word inside the target's memory. DirectWord's
-// checks, with the epoch looked at once. False: take the other paths.
+// Where the lane may touch the target word: a plain window, a window rank
+// it may access directly in a lock_all or fence epoch or under a shared
+// lock (under an exclusive one accumulate.h updates with plain loads and
+// stores; PSCW epochs wait for posts), where this process announces in an
+// unstriped slot of its own (Target::own_slot), and an aligned word inside
+// its memory. DirectWord's checks, with the epoch looked at once. False:
+// take the other paths.
 [[gnu::always_inline]] inline bool WordLaneTarget(const ManagedWindow& w,
                                                   int target, MPI_Aint disp,
                                                   uint64_t** word) {
-  if (!w.plain() || w.unstriped_slot() < 0 ||
+  if (!w.plain() ||
       static_cast<unsigned>(target) >= static_cast<unsigned>(w.comm_size()) ||
-      disp < 0) {
+      disp < 0) [[unlikely]] {
     return false;
   }
   const AccessEpoch epoch = w.epoch;
   if (epoch != AccessEpoch::kLockAll && epoch != AccessEpoch::kFence &&
       (epoch != AccessEpoch::kLock ||
-       w.locks[target].mode != LockMode::kShared)) {
+       w.locks[target].mode != LockMode::kShared)) [[unlikely]] {
     return false;
   }
   const Target& t = w.target(target);
   MPI_Aint offset;  // direct_size -1 (not mapped here) fails the test
   if (__builtin_mul_overflow(disp, static_cast<MPI_Aint>(t.disp_unit),
                              &offset) ||
-      offset > t.direct_size - 8 ||
-      ((reinterpret_cast<uintptr_t>(t.base) + offset) & 7) != 0) {
+      t.own_slot == nullptr || offset > t.direct_size - 8 ||
+      ((reinterpret_cast<uintptr_t>(t.base) + offset) & 7) != 0) [[unlikely]] {
     return false;
   }
   *word = reinterpret_cast<uint64_t*>(t.base + offset);
@@ -82,22 +83,23 @@ inline uint64_t LoadWord(const void* p) {
   const bool sum = op == MPI_SUM, replace = op == MPI_REPLACE;
   if (!IsWordIntegerType(type) || result == nullptr ||
       !(sum || replace || op == MPI_NO_OP) ||
-      (op != MPI_NO_OP && origin == nullptr)) {
+      (op != MPI_NO_OP && origin == nullptr)) [[unlikely]] {
     return false;
   }
   uint64_t* word;
-  if (!WordLaneTarget(w, target, disp, &word)) return false;
+  if (!WordLaneTarget(w, target, disp, &word)) [[unlikely]] return false;
   const Target& t = w.target(target);
   if (!RunUnstriped(t.header->word_mode,
-                    t.header->unstriped_slots()[w.unstriped_slot()],
+                    *t.own_slot,
                     [&] [[gnu::always_inline]] {
                       std::atomic_ref<uint64_t> ref(*word);
                       const uint64_t old =
-                          sum       ? ref.fetch_add(LoadWord(origin))
+                          __builtin_expect(sum, 1)
+                                    ? ref.fetch_add(LoadWord(origin))
                           : replace ? ref.exchange(LoadWord(origin))
                                     : ref.load();
                       std::memcpy(result, &old, 8);
-                    })) {
+                    })) [[unlikely]] {
     WordLaneStriped(w, target, word, type, op, origin, nullptr, result);
   }
   return true;
@@ -108,20 +110,20 @@ inline uint64_t LoadWord(const void* p) {
     ManagedWindow& w, MPI_Datatype type, int target, MPI_Aint disp,
     const void* origin, const void* compare, void* result) {
   if (!IsWordIntegerType(type) || origin == nullptr || compare == nullptr ||
-      result == nullptr) {
+      result == nullptr) [[unlikely]] {
     return false;
   }
   uint64_t* word;
-  if (!WordLaneTarget(w, target, disp, &word)) return false;
+  if (!WordLaneTarget(w, target, disp, &word)) [[unlikely]] return false;
   const Target& t = w.target(target);
   if (!RunUnstriped(t.header->word_mode,
-                    t.header->unstriped_slots()[w.unstriped_slot()],
+                    *t.own_slot,
                     [&] [[gnu::always_inline]] {
                       uint64_t expected = LoadWord(compare);
                       std::atomic_ref<uint64_t>(*word).compare_exchange_strong(
                           expected, LoadWord(origin));
                       std::memcpy(result, &expected, 8);  // the old value
-                    })) {
+                    })) [[unlikely]] {
     WordLaneStriped(w, target, word, type, MPI_OP_NULL, origin, compare,
                     result);
   }
