@@ -72,6 +72,28 @@ inline uint64_t LoadWord(const void* p) {
                                        MPI_Op op, const void* origin,
                                        const void* compare, void* result);
 
+// A word lane call, once its arguments passed: the word it may touch
+// (WordLaneTarget), then `update` announced and unstriped while the
+// target's mode word allows, else the stripes (WordLaneStriped). True when
+// done.
+template <typename Update>
+[[gnu::always_inline]] inline bool RunWordLane(const ManagedWindow& w,
+                                               int target, MPI_Aint disp,
+                                               MPI_Datatype type, MPI_Op op,
+                                               const void* origin,
+                                               const void* compare,
+                                               void* result, Update&& update) {
+  uint64_t* word;
+  if (!WordLaneTarget(w, target, disp, &word)) [[unlikely]] return false;
+  const Target& t = w.target(target);
+  if (!RunUnstriped(t.header->word_mode, *t.own_slot,
+                    [&] [[gnu::always_inline]] { update(word); }))
+      [[unlikely]] {
+    WordLaneStriped(w, target, word, type, op, origin, compare, result);
+  }
+  return true;
+}
+
 // MPI_Fetch_and_op of MPI_SUM, MPI_REPLACE or MPI_NO_OP on one 8-byte
 // integer. True when done.
 [[gnu::always_inline]] inline bool TryWordFetchAndOp(ManagedWindow& w,
@@ -86,23 +108,16 @@ inline uint64_t LoadWord(const void* p) {
       (op != MPI_NO_OP && origin == nullptr)) [[unlikely]] {
     return false;
   }
-  uint64_t* word;
-  if (!WordLaneTarget(w, target, disp, &word)) [[unlikely]] return false;
-  const Target& t = w.target(target);
-  if (!RunUnstriped(t.header->word_mode,
-                    *t.own_slot,
-                    [&] [[gnu::always_inline]] {
-                      std::atomic_ref<uint64_t> ref(*word);
-                      const uint64_t old =
-                          __builtin_expect(sum, 1)
-                                    ? ref.fetch_add(LoadWord(origin))
-                          : replace ? ref.exchange(LoadWord(origin))
-                                    : ref.load();
-                      std::memcpy(result, &old, 8);
-                    })) [[unlikely]] {
-    WordLaneStriped(w, target, word, type, op, origin, nullptr, result);
-  }
-  return true;
+  return RunWordLane(
+      w, target, disp, type, op, origin, nullptr, result,
+      [&] [[gnu::always_inline]] (uint64_t* word) {
+        std::atomic_ref<uint64_t> ref(*word);
+        const uint64_t old = __builtin_expect(sum, 1)
+                                 ? ref.fetch_add(LoadWord(origin))
+                             : replace ? ref.exchange(LoadWord(origin))
+                                       : ref.load();
+        std::memcpy(result, &old, 8);
+      });
 }
 
 // MPI_Compare_and_swap of one 8-byte integer. True when done.
@@ -113,21 +128,14 @@ inline uint64_t LoadWord(const void* p) {
       result == nullptr) [[unlikely]] {
     return false;
   }
-  uint64_t* word;
-  if (!WordLaneTarget(w, target, disp, &word)) [[unlikely]] return false;
-  const Target& t = w.target(target);
-  if (!RunUnstriped(t.header->word_mode,
-                    *t.own_slot,
-                    [&] [[gnu::always_inline]] {
-                      uint64_t expected = LoadWord(compare);
-                      std::atomic_ref<uint64_t>(*word).compare_exchange_strong(
-                          expected, LoadWord(origin));
-                      std::memcpy(result, &expected, 8);  // the old value
-                    })) [[unlikely]] {
-    WordLaneStriped(w, target, word, type, MPI_OP_NULL, origin, compare,
-                    result);
-  }
-  return true;
+  return RunWordLane(
+      w, target, disp, type, MPI_OP_NULL, origin, compare, result,
+      [&] [[gnu::always_inline]] (uint64_t* word) {
+        uint64_t expected = LoadWord(compare);
+        std::atomic_ref<uint64_t>(*word).compare_exchange_strong(
+            expected, LoadWord(origin));
+        std::memcpy(result, &expected, 8);  // the old value
+      });
 }
 
 }  // namespace rmashim

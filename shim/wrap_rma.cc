@@ -193,37 +193,49 @@ bool TryDirect(ManagedWindow& w, const Transfer& x, int* rc) {
 
 // MPI_Put and MPI_Get when the inline path did not serve them: the same
 // arguments, so the wrappers end in a jump here.
-[[gnu::noinline]] int PutSlow(const void* origin, int count, MPI_Datatype type,
-                              int target, MPI_Aint disp, int target_count,
-                              MPI_Datatype target_type, MPI_Win win) {
+template <Direction kDir>
+[[gnu::noinline]] int PutGetSlow(void* origin, int count, MPI_Datatype type,
+                                 int target, MPI_Aint disp, int target_count,
+                                 MPI_Datatype target_type, MPI_Win win) {
   return PutOrGet(win,
-                  {Direction::kPut, const_cast<void*>(origin), count, type,
-                   target, disp, target_count, target_type},
+                  {kDir, origin, count, type, target, disp, target_count,
+                   target_type},
                   nullptr);
 }
 
-[[gnu::noinline]] int GetSlow(void* origin, int count, MPI_Datatype type,
-                              int target, MPI_Aint disp, int target_count,
-                              MPI_Datatype target_type, MPI_Win win) {
-  return PutOrGet(win,
-                  {Direction::kGet, origin, count, type, target, disp,
-                   target_count, target_type},
-                  nullptr);
+// MPI_Put's and MPI_Get's whole body, inlined into each: the fast path, or
+// a jump to the rest.
+template <Direction kDir>
+[[gnu::always_inline]] inline int PutGet(void* origin, int count,
+                                         MPI_Datatype type, int target,
+                                         MPI_Aint disp, int target_count,
+                                         MPI_Datatype target_type,
+                                         MPI_Win win) {
+  const ManagedWindow* w = FindManaged(win);
+  MPI_Aint bytes = 0;
+  std::byte* addr =
+      w == nullptr ? nullptr
+                   : FastAddress(*w, origin, count, type, target, disp,
+                                 target_count, target_type, &bytes);
+  if (addr == nullptr) {
+    return PutGetSlow<kDir>(origin, count, type, target, disp, target_count,
+                            target_type, win);
+  }
+  constexpr bool kPut = kDir == Direction::kPut;
+  constexpr OpKind kKind = kPut ? OpKind::kPut : OpKind::kGet;
+  void* dst = kPut ? static_cast<void*>(addr) : origin;
+  const void* src = kPut ? origin : addr;
+  return bytes == 8
+             ? WordServed(*w, kKind, dst, src, target, count, type)
+             : CopyServed(*w, kKind, dst, src, bytes, target, count, type);
 }
 
 }  // namespace
 }  // namespace rmashim
 
-using rmashim::CopyServed;
 using rmashim::Direction;
-using rmashim::FastAddress;
-using rmashim::FindManaged;
-using rmashim::GetSlow;
-using rmashim::ManagedWindow;
-using rmashim::OpKind;
+using rmashim::PutGet;
 using rmashim::PutOrGet;
-using rmashim::PutSlow;
-using rmashim::WordServed;
 
 extern "C" {
 
@@ -231,42 +243,19 @@ int MPI_Put(const void* origin_addr, int origin_count,
             MPI_Datatype origin_datatype, int target_rank,
             MPI_Aint target_disp, int target_count,
             MPI_Datatype target_datatype, MPI_Win win) {
-  const ManagedWindow* w = FindManaged(win);
-  MPI_Aint bytes = 0;
-  std::byte* addr =
-      w == nullptr ? nullptr
-                   : FastAddress(*w, origin_addr, origin_count,
+  return PutGet<Direction::kPut>(const_cast<void*>(origin_addr), origin_count,
                                  origin_datatype, target_rank, target_disp,
-                                 target_count, target_datatype, &bytes);
-  if (addr == nullptr) {
-    return PutSlow(origin_addr, origin_count, origin_datatype, target_rank,
-                   target_disp, target_count, target_datatype, win);
-  }
-  return bytes == 8 ? WordServed(*w, OpKind::kPut, addr, origin_addr,
-                                 target_rank, origin_count, origin_datatype)
-                    : CopyServed(*w, OpKind::kPut, addr, origin_addr, bytes,
-                                 target_rank, origin_count, origin_datatype);
+                                 target_count, target_datatype, win);
 }
 
 int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
             int target_rank, MPI_Aint target_disp, int target_count,
             MPI_Datatype target_datatype, MPI_Win win) {
-  const ManagedWindow* w = FindManaged(win);
-  MPI_Aint bytes = 0;
-  std::byte* addr =
-      w == nullptr ? nullptr
-                   : FastAddress(*w, origin_addr, origin_count,
-                                 origin_datatype, target_rank, target_disp,
-                                 target_count, target_datatype, &bytes);
-  if (addr == nullptr) {
-    return GetSlow(origin_addr, origin_count, origin_datatype, target_rank,
-                   target_disp, target_count, target_datatype, win);
-  }
-  return bytes == 8 ? WordServed(*w, OpKind::kGet, origin_addr, addr,
-                                 target_rank, origin_count, origin_datatype)
-                    : CopyServed(*w, OpKind::kGet, origin_addr, addr, bytes,
-                                 target_rank, origin_count, origin_datatype);
+  return PutGet<Direction::kGet>(origin_addr, origin_count, origin_datatype,
+                                 target_rank, target_disp, target_count,
+                                 target_datatype, win);
 }
+
 int MPI_Rput(const void* origin_addr, int origin_count,
              MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count,
