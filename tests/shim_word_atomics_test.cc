@@ -32,6 +32,17 @@ constexpr int kCounters = 2048;  // one 16 KiB accumulate stripe of int64
 int AtomicOps() { return rmashim_test::AllOnOneNode(MPI_COMM_WORLD) ? 100000 : 200; }
 int BulkOps() { return rmashim_test::AllOnOneNode(MPI_COMM_WORLD) ? 400 : 8; }
 
+// kCounters zeroed int64 counters per rank in a managed window, every
+// rank past its zeroing.
+void AllocateCounters(int64_t** base, MPI_Win* win) {
+  ASSERT_EQ(MPI_Win_allocate(kCounters * sizeof(int64_t), sizeof(int64_t),
+                             MPI_INFO_NULL, MPI_COMM_WORLD, base, win),
+            MPI_SUCCESS);
+  ASSERT_TRUE(IsManaged(*win));
+  for (int i = 0; i < kCounters; ++i) (*base)[i] = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 enum class Single { kFetchAndOp, kCompareAndSwap, kAccumulate };
 
 // Even ranks update counters one at a time (fetch_and_op, compare_and_swap
@@ -43,12 +54,7 @@ void RunMixed(Single single) {
   const int kAtomicOps = AtomicOps(), kBulkOps = BulkOps();
   int64_t* base = nullptr;
   MPI_Win win;
-  ASSERT_EQ(MPI_Win_allocate(kCounters * sizeof(int64_t), sizeof(int64_t),
-                             MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win),
-            MPI_SUCCESS);
-  ASSERT_TRUE(IsManaged(win));
-  for (int i = 0; i < kCounters; ++i) base[i] = 0;
-  MPI_Barrier(MPI_COMM_WORLD);
+  ASSERT_NO_FATAL_FAILURE(AllocateCounters(&base, &win));
   MPI_Win_lock_all(0, win);
   if (rank % 2 == 0) {
     const int64_t one = 1;
@@ -126,12 +132,7 @@ TEST(WordAtomics, LaneOpsRightAfterABulkAccumulate) {
   const int rank = Rank(), size = Size();
   int64_t* base = nullptr;
   MPI_Win win;
-  ASSERT_EQ(MPI_Win_allocate(kCounters * sizeof(int64_t), sizeof(int64_t),
-                             MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win),
-            MPI_SUCCESS);
-  ASSERT_TRUE(IsManaged(win));
-  for (int i = 0; i < kCounters; ++i) base[i] = 0;
-  MPI_Barrier(MPI_COMM_WORLD);
+  ASSERT_NO_FATAL_FAILURE(AllocateCounters(&base, &win));
   const int target = (rank + 1) % size;
   constexpr int kHalf = kCounters / 2;
   const std::vector<int64_t> ones(kHalf, 1);
