@@ -71,15 +71,20 @@ int FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
 }
 
 // The common flush, inlined into MPI_Win_flush and MPI_Win_flush_local: a
-// plain window (single node, one thread, profiling off) in a passive epoch
-// with nothing passed to MPI. True when done (a fence, when stores need
-// one). On a single-node window every target is node-local and nothing is
-// pending anywhere unless any_mpi_ops_pending says so: the checks need no
-// per-target state.
+// passive epoch, profiling off, one thread, nothing passed to MPI. True
+// when done (a fence, when stores need one). On a plain window (all of that
+// on a single node) every target is node-local and nothing is pending
+// anywhere unless any_mpi_ops_pending says so: no per-target state. On a
+// window spanning nodes the target must be node-local with nothing of its
+// own pending.
 inline bool TryFastFlush(ManagedWindow& w, int rank) {
-  if (!w.plain() || w.any_mpi_ops_pending ||
-      static_cast<unsigned>(rank) >= static_cast<unsigned>(w.comm_size()) ||
-      !InPassiveEpochWith(w, rank)) {
+  if (static_cast<unsigned>(rank) >= static_cast<unsigned>(w.comm_size()) ||
+      !InPassiveEpochWith(w, rank) ||
+      !(w.plain() ? !w.any_mpi_ops_pending
+                  : w.profile == nullptr && !w.locks_in_shm() &&
+                        !g_runtime.thread_multiple() &&
+                        w.target(rank).node_local() &&
+                        !w.locks[rank].mpi_ops_pending)) {
     return false;
   }
   CompleteDeferred(w);
