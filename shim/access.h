@@ -64,15 +64,11 @@ inline bool DirectWord(const ManagedWindow& w, int target, MPI_Aint disp,
       disp < 0) {
     return false;
   }
+  // Lock and PSCW epochs: TargetLockState::direct says it for the target.
   const AccessEpoch epoch = w.epoch;
-  if (epoch != AccessEpoch::kLockAll && epoch != AccessEpoch::kFence) {
-    const TargetLockState& s = w.locks[target];
-    const bool access =
-        epoch == AccessEpoch::kLock
-            ? s.mode != LockMode::kNone
-            : epoch == AccessEpoch::kPscw && w.locks_in_shm() &&
-                  s.in_access_group && s.post_seen;
-    if (!access) return false;
+  if (epoch != AccessEpoch::kLockAll && epoch != AccessEpoch::kFence &&
+      !w.locks[target].direct) {
+    return false;
   }
   const Target& t = w.target(target);
   MPI_Aint offset;  // direct_size -1 (not mapped here) fails the last test

@@ -38,17 +38,19 @@ void NodeBarrier(ManagedWindow& w) {
 
 void AwaitPostSlow(ManagedWindow& w, int target) {
   TargetLockState& s = w.locks[target];
+  uint32_t& consumed = w.pscw.posts_consumed[target];
   if (!w.pscw.access_nocheck) {
     std::atomic<uint32_t>& posted = w.header(w.rank()).post_counters()[target];
     Backoff backoff;
-    while (posted.load(std::memory_order_acquire) == s.posts_consumed) {
+    while (posted.load(std::memory_order_acquire) == consumed) {
       backoff.Wait();
     }
   }
   StateGuard guard(w.state_mutex);
   if (s.post_seen) return;  // another thread matched it meanwhile
-  if (!w.pscw.access_nocheck) ++s.posts_consumed;
+  if (!w.pscw.access_nocheck) ++consumed;
   s.post_seen = true;
+  s.direct = true;  // PSCW here is the shared-memory one
 }
 
 int ShmFence(ManagedWindow& w, int assert) {
@@ -107,6 +109,7 @@ int ShmComplete(ManagedWindow& w) {
     w.header(t).completes.fetch_add(1, std::memory_order_release);
     w.locks[t].in_access_group = false;
     w.locks[t].post_seen = false;
+    w.locks[t].direct = false;
   }
   w.pscw.access_group.clear();
   w.epoch = AccessEpoch::kNone;

@@ -36,6 +36,15 @@ void ApplyTestWindowLimit(int world_rank, WindowTable& table) {
   table.SetLimit(std::atoi(limit));
 }
 
+// Test hook: RMASHIM_TEST_DISPLACE_WINDOWS=1 puts every managed window past
+// its home slot in the window table (see WindowTable::SetDisplaced).
+void ApplyTestDisplacement(WindowTable& table) {
+  const char* displace = std::getenv("RMASHIM_TEST_DISPLACE_WINDOWS");
+  if (displace != nullptr && std::atoi(displace) != 0) {
+    table.SetDisplaced(true);
+  }
+}
+
 // The node of every MPI_COMM_WORLD rank: the world rank of its node's first
 // rank. Written once by StartNodeTable, read-only after.
 std::vector<int>& WorldNodes() {
@@ -73,6 +82,7 @@ void Runtime::Start(int thread_level) {
   int world_rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   ApplyTestWindowLimit(world_rank, windows_);
+  ApplyTestDisplacement(windows_);
   locality_.node_id = nodes[world_rank];
   locality_.node_rank = static_cast<int>(
       std::count(nodes.begin(), nodes.begin() + world_rank, nodes[world_rank]));

@@ -49,6 +49,11 @@ inline Runtime& runtime() { return g_runtime; }
 inline ManagedWindow* FindManaged(MPI_Win win) {
   return g_runtime.windows().Find(win);
 }
+// The same, or nullptr when the window is not in its home slot (fast paths
+// whose miss takes a slow path that calls FindManaged).
+inline ManagedWindow* FindManagedHome(MPI_Win win) {
+  return g_runtime.windows().FindHome(win);
+}
 
 // Learns the node of every MPI_COMM_WORLD rank (collective over
 // MPI_COMM_WORLD; later calls do nothing). MPI_Init's wrapper and dart_init

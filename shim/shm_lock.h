@@ -123,6 +123,16 @@ inline bool Enter(GateWord& word, uint64_t unit, uint64_t conflicts) {
   return EnterQueued(word, unit, conflicts);
 }
 
+// Enters `word` only if that takes one CAS (nobody queued, no conflicting
+// holder, no racing change); false leaves it untouched. For fast paths
+// whose miss goes to one that calls Enter.
+inline bool TryEnter(GateWord& word, uint64_t unit, uint64_t conflicts) {
+  uint64_t w = word.load(std::memory_order_relaxed);
+  return NobodyQueued(w) && (w & conflicts) == 0 &&
+         word.compare_exchange_strong(w, w + unit, std::memory_order_acquire,
+                                      std::memory_order_relaxed);
+}
+
 inline void Leave(GateWord& word, uint64_t unit) {
   word.fetch_sub(unit, std::memory_order_release);
 }
@@ -164,24 +174,26 @@ class ExclusiveShare {
  public:
   // Without `threaded` (one thread calls MPI) the count needs no mutex.
   explicit ExclusiveShare(bool threaded = true) : threaded_(threaded) {}
-  void set_threaded(bool threaded) { threaded_ = threaded; }
+  void set_threaded(bool threaded) {
+    threaded_ = threaded;
+    solo_announcement_ = threaded ? nullptr : announcement_;
+  }
   // This process's announcement word; without one (or when threaded) every
   // first exclusive lock enters the shards.
-  void set_announcement(AnnounceWord* word) { announcement_ = word; }
+  void set_announcement(AnnounceWord* word) {
+    announcement_ = word;
+    solo_announcement_ = threaded_ ? nullptr : word;
+  }
 
   // Takes an exclusive lock on `target` with this process's share of the
-  // shards. Returns true when it had to wait. Inline: the announced path;
-  // nested, threaded and backed-off locks take AcquireSlow.
-  [[gnu::always_inline]] bool Acquire(const AllShards& all,
-                                      GateWord& target) {
+  // shards. Returns true when it had to wait.
+  bool Acquire(const AllShards& all, GateWord& target) {
     if (!threaded_ && held_ == 0 && announcement_ != nullptr) {
       announcement_->store(1, std::memory_order_relaxed);
       // Entering the target is a locked instruction: the store above is
       // visible before the shards are read (x86; elsewhere a fence).
       const bool waited = EnterTarget(target);
-#if !defined(__x86_64__) && !defined(__i386__)
-      std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
+      FenceAfterAnnouncing();
       if (ShardsOpen(all)) {
         held_ = 1;
         announced_ = true;
@@ -195,6 +207,39 @@ class ExclusiveShare {
   void Release(const AllShards& all, GateWord& target) {
     gate::Leave(target, gate::kBUnit);
     Leave(all);
+  }
+
+  // The uncontended first exclusive lock of a single-threaded process, for
+  // MPI_Win_lock's inline path: announced (see the top of this file) with
+  // one CAS on the target and nobody to wait for. False: nothing was taken
+  // or changed (Acquire then queues as usual).
+  [[gnu::always_inline]] bool TryAcquireAnnounced(const AllShards& all,
+                                                  GateWord& target) {
+    AnnounceWord* const announcement = solo_announcement_;
+    if (held_ != 0 || announcement == nullptr) return false;
+    announcement->store(1, std::memory_order_relaxed);
+    if (gate::TryEnter(target, gate::kBUnit, gate::kAMask | gate::kBMask))
+        [[likely]] {
+      FenceAfterAnnouncing();
+      if (ShardsOpen(all)) [[likely]] {
+        held_ = 1;
+        announced_ = true;
+        return true;
+      }
+      gate::Leave(target, gate::kBUnit);
+    }
+    announcement->store(0, std::memory_order_release);
+    return false;
+  }
+  // Whether ReleaseAnnounced may release this process's exclusive lock: it
+  // is its only one, taken by announcement.
+  bool HoldsOneAnnounced() const { return held_ == 1 && announced_; }
+  // Releases it (HoldsOneAnnounced): the target, then the announcement.
+  [[gnu::always_inline]] void ReleaseAnnounced(GateWord& target) {
+    gate::Leave(target, gate::kBUnit);
+    held_ = 0;
+    announced_ = false;
+    announcement_->store(0, std::memory_order_release);
   }
 
   // Enters the shards (class B) for one more exclusive lock, or counts it
@@ -236,11 +281,21 @@ class ExclusiveShare {
   bool EnterThreaded(const AllShards& all);
   void LeaveThreaded(const AllShards& all);
 
+  // Orders the announcement before the shards are read where entering the
+  // target (a locked instruction on x86) does not.
+  static void FenceAfterAnnouncing() {
+#if !defined(__x86_64__) && !defined(__i386__)
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+  }
+
   std::mutex mutex_;  // threads of this process taking exclusive locks
   bool threaded_;
   bool announced_ = false;  // the current hold is by announcement
   int held_ = 0;
   AnnounceWord* announcement_ = nullptr;
+  // announcement_ when single-threaded, else null: the inline path's test.
+  AnnounceWord* solo_announcement_ = nullptr;
 };
 
 // The Acquire functions return true when they had to wait (contention).

@@ -136,6 +136,7 @@ void ManagedWindow::SetTargets(const Announcement* all,
   targets_.resize(comm_size);
   comm_size_ = comm_size;
   locks.resize(comm_size);
+  pscw.posts_consumed.resize(comm_size);
   for (int r = 0; r < comm_size; ++r) {
     Target& t = targets_[r];
     t.size = all[r].size;

@@ -162,18 +162,27 @@ class EpochWord {
 
 enum class LockMode : uint8_t { kNone, kShared, kExclusive };
 
-struct TargetLockState {
+// This process's passive- and active-target state towards one target.
+// Eight bytes, so the fast paths index the array with a scaled address.
+struct alignas(8) TargetLockState {
+  // The current epoch gives direct access to the target without waiting:
+  // a lock on it (mode != kNone), or, in a shared-memory PSCW epoch, a
+  // target of the current start whose post has been matched. Kept by the
+  // code that changes those fields, so DirectWord (access.h) tests one
+  // byte for them all.
+  bool direct = false;
   LockMode mode = LockMode::kNone;
   bool nocheck = false;          // MPI_MODE_NOCHECK: no lock word was taken
   bool mpi_ops_pending = false;  // passed-through ops not yet flushed
   bool in_access_group = false;  // PSCW: target of the current start
   bool post_seen = false;        // PSCW: its post for this epoch arrived
-  uint32_t posts_consumed = 0;   // PSCW: posts from it matched so far
 };
+static_assert(sizeof(TargetLockState) == 8);
 
 // PSCW state of this process.
 struct PscwState {
   std::vector<int> access_group;  // window ranks of the current start
+  std::vector<uint32_t> posts_consumed;  // per target: posts matched so far
   bool access_nocheck = false;
   // Between post and wait/test. Atomic: fence, free and the PSCW calls of
   // other threads read it without the state mutex.

@@ -23,10 +23,24 @@ void WindowTable::SetLimit(int limit) {
   limit_ = std::clamp(limit, 0, kCapacity);
 }
 
+void WindowTable::SetDisplaced(bool displaced) {
+  std::lock_guard<std::mutex> guard(write_mutex_);
+  displaced_ = displaced;
+}
+
 bool WindowTable::Insert(MPI_Win win, ManagedWindow* window) {
   std::lock_guard<std::mutex> guard(write_mutex_);
   if (live_ >= limit_) return false;
-  for (uint32_t i = Hash(win), n = 0; n < kCapacity; ++n, ++i) {
+  uint32_t start = Hash(win);
+  if (displaced_) {
+    // An erased marker keeps the probe from the home slot going on.
+    Slot& home = slots_[start];
+    if (home.key.load(std::memory_order_relaxed) == kEmpty) {
+      home.key.store(kErased, std::memory_order_release);
+    }
+    ++start;
+  }
+  for (uint32_t i = start, n = 0; n < kCapacity; ++n, ++i) {
     Slot& slot = slots_[i % kCapacity];
     const MPI_Win key = slot.key.load(std::memory_order_relaxed);
     if (key == kEmpty || key == kErased) {

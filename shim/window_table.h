@@ -31,6 +31,16 @@ class WindowTable {
     }
     return Probe(win, home);
   }
+  // The home slot alone: nullptr also when the window sits elsewhere. For
+  // inlined fast paths, whose miss goes to a slow path that calls Find: no
+  // probe loop there keeps their registers free.
+  ManagedWindow* FindHome(MPI_Win win) const {
+    const Slot& slot = slots_[Hash(win)];
+    if (slot.key.load(std::memory_order_acquire) == win) [[likely]] {
+      return slot.window.load(std::memory_order_relaxed);
+    }
+    return nullptr;
+  }
 
   // Room for one more window, claimed before a collective window creation
   // so that the Insert after it cannot fail on this rank alone (the ranks
@@ -40,6 +50,10 @@ class WindowTable {
   void Release();
   // Test hook (RMASHIM_TEST_WINDOW_LIMIT): at most `limit` live windows.
   void SetLimit(int limit);
+  // Test hook (RMASHIM_TEST_DISPLACE_WINDOWS): every window inserted from
+  // now on sits past its home slot, as after a collision, so the fast
+  // paths' FindHome misses and their slow paths must find it.
+  void SetDisplaced(bool displaced);
 
   // False when full (kCapacity, or the limit).
   bool Insert(MPI_Win win, ManagedWindow* window);
@@ -74,6 +88,7 @@ class WindowTable {
   std::array<Slot, kCapacity> slots_;
   std::mutex write_mutex_;  // guards the counts below and all slot writes
   int limit_ = kCapacity;
+  bool displaced_ = false;
   int live_ = 0;      // inserted, not erased
   int reserved_ = 0;  // Reserve minus Release
 };

@@ -68,9 +68,14 @@ bool UnstripedAtomicsRegistered();
 inline thread_local uint64_t t_unstriped_seq
     __attribute__((tls_model("initial-exec"))) = 0;  // even between updates
 
+// The announced attempt alone, for inlined fast paths whose miss takes a
+// path that calls RunUnstriped: false (the mode word is not zero) after
+// withdrawing the announcement, with nothing else done.
 template <typename Update>
-[[gnu::always_inline]] inline bool RunUnstriped(std::atomic<uint64_t>& mode, UnstripedSlot& slot,
-                  Update&& update) {
+[[gnu::always_inline]] inline bool TryUnstriped(std::atomic<uint64_t>& mode,
+                                                UnstripedSlot& slot,
+                                                Update&& update,
+                                                uint64_t* seen = nullptr) {
   const uint64_t seq = t_unstriped_seq;
   t_unstriped_seq = seq + 2;
   slot.seq.store(seq + 1, std::memory_order_relaxed);
@@ -84,6 +89,16 @@ template <typename Update>
     return true;
   }
   slot.seq.store(seq + 2, std::memory_order_release);
+  if (seen != nullptr) *seen = m;
+  return false;
+}
+
+template <typename Update>
+[[gnu::always_inline]] inline bool RunUnstriped(std::atomic<uint64_t>& mode,
+                                                UnstripedSlot& slot,
+                                                Update&& update) {
+  uint64_t m;
+  if (TryUnstriped(mode, slot, update, &m)) [[likely]] return true;
   if (m != kWordModeStriped) {  // a bulk updater is in or on its way
     slot.idle_streak = 0;
   } else if (++slot.idle_streak >= kRevertAfter) {

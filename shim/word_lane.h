@@ -72,11 +72,18 @@ inline uint64_t LoadWord(const void* p) {
                                        MPI_Op op, const void* origin,
                                        const void* compare, void* result);
 
+// How a lane ends when the target's mode word asks for stripes.
+enum class LaneMiss {
+  kStripes,  // the update goes through the stripes here (WordLaneStriped)
+  kDecline,  // false, nothing done: for the lanes inlined into the
+             // wrappers, whose miss takes the path with kStripes (so they
+             // call nothing and need no stack frame)
+};
+
 // A word lane call, once its arguments passed: the word it may touch
 // (WordLaneTarget), then `update` announced and unstriped while the
-// target's mode word allows, else the stripes (WordLaneStriped). True when
-// done.
-template <typename Update>
+// target's mode word allows, else as `miss` says. True when done.
+template <LaneMiss miss, typename Update>
 [[gnu::always_inline]] inline bool RunWordLane(const ManagedWindow& w,
                                                int target, MPI_Aint disp,
                                                MPI_Datatype type, MPI_Op op,
@@ -86,17 +93,21 @@ template <typename Update>
   uint64_t* word;
   if (!WordLaneTarget(w, target, disp, &word)) [[unlikely]] return false;
   const Target& t = w.target(target);
-  if (!RunUnstriped(t.header->word_mode, *t.own_slot,
-                    [&] [[gnu::always_inline]] { update(word); }))
-      [[unlikely]] {
-    WordLaneStriped(w, target, word, type, op, origin, compare, result);
+  auto run = [&] [[gnu::always_inline]] { update(word); };
+  if constexpr (miss == LaneMiss::kDecline) {
+    return TryUnstriped(t.header->word_mode, *t.own_slot, run);
+  } else {
+    if (!RunUnstriped(t.header->word_mode, *t.own_slot, run)) [[unlikely]] {
+      WordLaneStriped(w, target, word, type, op, origin, compare, result);
+    }
+    return true;
   }
-  return true;
 }
 
 // MPI_Fetch_and_op of MPI_SUM, MPI_REPLACE or MPI_NO_OP on one 8-byte
 // integer. True when done. One lane per op, MPI_SUM first: the op is
 // tested once.
+template <LaneMiss miss = LaneMiss::kStripes>
 [[gnu::always_inline]] inline bool TryWordFetchAndOp(ManagedWindow& w,
                                                      MPI_Datatype type,
                                                      MPI_Op op, int target,
@@ -107,12 +118,12 @@ template <typename Update>
     return false;
   }
   auto lane = [&] [[gnu::always_inline]] (auto fetch) {
-    return RunWordLane(w, target, disp, type, op, origin, nullptr, result,
-                       [&] [[gnu::always_inline]] (uint64_t* word) {
-                         const uint64_t old =
-                             fetch(std::atomic_ref<uint64_t>(*word));
-                         std::memcpy(result, &old, 8);
-                       });
+    return RunWordLane<miss>(
+        w, target, disp, type, op, origin, nullptr, result,
+        [&] [[gnu::always_inline]] (uint64_t* word) {
+          const uint64_t old = fetch(std::atomic_ref<uint64_t>(*word));
+          std::memcpy(result, &old, 8);
+        });
   };
   if (op == MPI_SUM && origin != nullptr) [[likely]] {
     return lane([&](std::atomic_ref<uint64_t> ref) {
@@ -131,6 +142,7 @@ template <typename Update>
 }
 
 // MPI_Compare_and_swap of one 8-byte integer. True when done.
+template <LaneMiss miss = LaneMiss::kStripes>
 [[gnu::always_inline]] inline bool TryWordCompareAndSwap(
     ManagedWindow& w, MPI_Datatype type, int target, MPI_Aint disp,
     const void* origin, const void* compare, void* result) {
@@ -138,7 +150,7 @@ template <typename Update>
       result == nullptr) [[unlikely]] {
     return false;
   }
-  return RunWordLane(
+  return RunWordLane<miss>(
       w, target, disp, type, MPI_OP_NULL, origin, compare, result,
       [&] [[gnu::always_inline]] (uint64_t* word) {
         uint64_t expected = LoadWord(compare);

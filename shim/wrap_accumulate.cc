@@ -280,10 +280,11 @@ int MPI_Rget_accumulate(const void* origin_addr, int origin_count,
 int MPI_Fetch_and_op(const void* origin_addr, void* result_addr,
                      MPI_Datatype datatype, int target_rank,
                      MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
-  ManagedWindow* w = FindManaged(win);
+  ManagedWindow* w = FindManagedHome(win);  // a miss: the Other path
   if (w != nullptr && w->deferred.empty() &&
-      TryWordFetchAndOp(*w, datatype, op, target_rank, target_disp,
-                        origin_addr, result_addr)) {
+      TryWordFetchAndOp<LaneMiss::kDecline>(*w, datatype, op, target_rank,
+                                            target_disp, origin_addr,
+                                            result_addr)) {
     return MPI_SUCCESS;  // a plain window: no profile
   }
   return FetchAndOpOther(origin_addr, result_addr, datatype, target_rank,
@@ -293,10 +294,11 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr,
 int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
                          void* result_addr, MPI_Datatype datatype,
                          int target_rank, MPI_Aint target_disp, MPI_Win win) {
-  ManagedWindow* w = FindManaged(win);
+  ManagedWindow* w = FindManagedHome(win);  // a miss: the Other path
   if (w != nullptr && w->deferred.empty() &&
-      TryWordCompareAndSwap(*w, datatype, target_rank, target_disp,
-                            origin_addr, compare_addr, result_addr)) {
+      TryWordCompareAndSwap<LaneMiss::kDecline>(*w, datatype, target_rank,
+                                                target_disp, origin_addr,
+                                                compare_addr, result_addr)) {
     return MPI_SUCCESS;  // a plain window: no profile
   }
   return CompareAndSwapOther(origin_addr, compare_addr, result_addr, datatype,

@@ -116,15 +116,14 @@ bool TryDirect(ManagedWindow& w, const Transfer& x, int* rc) {
                               : MPI_SUCCESS;
 }
 
-// One word: one load and one store.
-[[gnu::always_inline]] inline int WordServed(const ManagedWindow& w,
-                                             OpKind kind, void* dst,
-                                             const void* src, int target,
-                                             int count, MPI_Datatype type) {
-  std::memcpy(dst, src, 8);
+// A served put or get of more than one word with profiling off: the copy
+// alone. Out of line with three arguments, so the fast path inlined into
+// MPI_Put and MPI_Get ends in a jump and keeps nothing else alive.
+[[gnu::noinline]] int CopyUncounted(void* dst, const void* src,
+                                    MPI_Aint bytes) {
+  CopyBytes(dst, src, static_cast<size_t>(bytes));
   NoteDirectStores();
-  return w.profile != nullptr ? CountServed(w, kind, target, count, type)
-                              : MPI_SUCCESS;
+  return MPI_SUCCESS;
 }
 
 // MPI_Put, MPI_Get, and with `request` their request-based forms.
@@ -211,23 +210,32 @@ template <Direction kDir>
                                          MPI_Aint disp, int target_count,
                                          MPI_Datatype target_type,
                                          MPI_Win win) {
-  const ManagedWindow* w = FindManaged(win);
-  MPI_Aint bytes = 0;
-  std::byte* addr =
-      w == nullptr ? nullptr
-                   : FastAddress(*w, origin, count, type, target, disp,
-                                 target_count, target_type, &bytes);
-  if (addr == nullptr) {
+  if (type != target_type || count != target_count) {
     return PutGetSlow<kDir>(origin, count, type, target, disp, target_count,
                             target_type, win);
   }
+  // From here on the target's count and type are the origin's: passing
+  // those to the slow path frees two registers.
+  const ManagedWindow* w = FindManagedHome(win);
+  MPI_Aint bytes = 0;
+  // Profiled windows take the slow path (which counts what it serves), so
+  // nothing here needs the arguments once the address is known.
+  std::byte* addr =
+      w == nullptr || w->profile != nullptr
+          ? nullptr
+          : FastAddress(*w, origin, count, type, target, disp, count, type,
+                        &bytes);
+  if (addr == nullptr) {
+    return PutGetSlow<kDir>(origin, count, type, target, disp, count, type,
+                            win);
+  }
   constexpr bool kPut = kDir == Direction::kPut;
-  constexpr OpKind kKind = kPut ? OpKind::kPut : OpKind::kGet;
   void* dst = kPut ? static_cast<void*>(addr) : origin;
   const void* src = kPut ? origin : addr;
-  return bytes == 8
-             ? WordServed(*w, kKind, dst, src, target, count, type)
-             : CopyServed(*w, kKind, dst, src, bytes, target, count, type);
+  if (bytes != 8) return CopyUncounted(dst, src, bytes);
+  std::memcpy(dst, src, 8);  // one word: one load and one store
+  NoteDirectStores();
+  return MPI_SUCCESS;
 }
 
 }  // namespace

@@ -71,31 +71,43 @@ int FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
 }
 
 // The common flush, inlined into MPI_Win_flush and MPI_Win_flush_local: a
-// passive epoch, profiling off, one thread, nothing passed to MPI. True
-// when done (a fence, when stores need one). On a plain window (all of that
-// on a single node) every target is node-local and nothing is pending
-// anywhere unless any_mpi_ops_pending says so: no per-target state. On a
-// window spanning nodes the target must be node-local with nothing of its
-// own pending.
-inline bool TryFastFlush(ManagedWindow& w, int rank) {
-  if (static_cast<unsigned>(rank) >= static_cast<unsigned>(w.comm_size()) ||
-      !InPassiveEpochWith(w, rank) ||
-      !(w.plain() ? !w.any_mpi_ops_pending
-                  : w.profile == nullptr && !w.locks_in_shm() &&
-                        !g_runtime.thread_multiple() &&
-                        w.target(rank).node_local() &&
-                        !w.locks[rank].mpi_ops_pending)) {
-    return false;
-  }
-  CompleteDeferred(w);
-  PublishDirectStores();
-  return true;
+// passive epoch, profiling off, one thread, nothing passed to MPI. On a
+// plain window (all of that on a single node) every target is node-local
+// and nothing is pending anywhere unless any_mpi_ops_pending says so: no
+// per-target state. On a window spanning nodes the target must be
+// node-local with nothing of its own pending.
+inline bool FastFlushApplies(const ManagedWindow& w, int rank) {
+  return static_cast<unsigned>(rank) < static_cast<unsigned>(w.comm_size()) &&
+         InPassiveEpochWith(w, rank) &&
+         (w.plain() ? !w.any_mpi_ops_pending
+                    : w.profile == nullptr && !w.locks_in_shm() &&
+                          !g_runtime.thread_multiple() &&
+                          w.target(rank).node_local() &&
+                          !w.locks[rank].mpi_ops_pending);
 }
 
-// Every other flush: timed for the profile, checked in full. Out of line,
-// so the fast path above needs no stack frame.
-[[gnu::noinline]] int FlushSlow(ManagedWindow* w, int rank, MPI_Win win,
-                                SyncKind kind, FlushFn flush) {
+// A fast flush with accumulates queued: they are applied first. Out of
+// line, so FastFlush ends in a jump here and needs no stack frame.
+[[gnu::noinline]] int FlushQueued(ManagedWindow& w) {
+  CompleteDeferred(w);
+  PublishDirectStores();
+  return MPI_SUCCESS;
+}
+
+// What a flush FastFlushApplies to does: the burst of queued accumulates
+// ended, stores published (a fence, when there are any).
+[[gnu::always_inline]] inline int FastFlush(ManagedWindow& w) {
+  if (!w.deferred.empty()) [[unlikely]] return FlushQueued(w);
+  w.deferred.Disarm();
+  PublishDirectStores();
+  return MPI_SUCCESS;
+}
+
+// Every other flush: timed for the profile, checked in full. The wrappers'
+// own arguments first, so their inline paths end in a jump here.
+[[gnu::noinline]] int FlushSlow(int rank, MPI_Win win, SyncKind kind,
+                                FlushFn flush) {
+  ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), kind);
   return w ? FlushTarget(*w, rank, flush) : flush(rank, win);
 }
@@ -122,6 +134,7 @@ void MarkLocked(ManagedWindow& w, int rank, int lock_type, bool nocheck) {
                                             : LockMode::kExclusive;
   state.nocheck = nocheck;
   state.mpi_ops_pending = false;
+  state.direct = true;
   w.epoch = AccessEpoch::kLock;
   ++w.locks_held;
 }
@@ -131,54 +144,61 @@ void MarkUnlocked(ManagedWindow& w, TargetLockState& state) {
   state.mode = LockMode::kNone;
   state.nocheck = false;
   state.mpi_ops_pending = false;
+  state.direct = false;
   if (--w.locks_held == 0) {
     w.epoch = AccessEpoch::kNone;
     w.any_mpi_ops_pending = false;
   }
 }
 
-// Whether lock and unlock may skip the full path: shared-memory locks, one
-// thread, profiling off.
-bool PlainShmLocks(const ManagedWindow& w) { return w.plain(); }
-
 // The common lock, inlined into MPI_Win_lock: a valid rank with no lock of
-// this process yet, no assert, in no epoch or a lock epoch.
+// this process yet, no assert, in no epoch or a lock epoch, and a lock word
+// taken with one CAS (for an exclusive lock, this process's first,
+// announced). False changes nothing: the slow path takes it from the top.
+// Nothing here calls out, so MPI_Win_lock needs no stack frame.
 [[gnu::always_inline]] inline bool TryFastLock(ManagedWindow& w, int lock_type,
                                                int rank, int assert) {
-  if (assert != 0 || !PlainShmLocks(w) ||
+  if (assert != 0 || !w.plain() ||
       static_cast<unsigned>(rank) >= static_cast<unsigned>(w.comm_size()) ||
       (w.epoch != AccessEpoch::kNone && w.epoch != AccessEpoch::kLock) ||
       w.locks[rank].mode != LockMode::kNone) {
     return false;
   }
   if (lock_type == MPI_LOCK_EXCLUSIVE) {
-    AcquireExclusive(w.exclusive_share, w.all_shards(), w.lock_words(rank));
-  } else if (lock_type == MPI_LOCK_SHARED) {
-    AcquireShared(w.lock_words(rank));
-  } else {
+    if (!w.exclusive_share.TryAcquireAnnounced(w.all_shards(),
+                                               w.lock_words(rank).lock)) {
+      return false;
+    }
+  } else if (lock_type != MPI_LOCK_SHARED ||
+             !gate::TryEnter(w.lock_words(rank).lock, gate::kAUnit,
+                             gate::kBMask)) {
     return false;
   }
   MarkLocked(w, rank, lock_type, /*nocheck=*/false);
   return true;
 }
 
-// The common unlock: a lock word this process took, nothing passed to MPI.
+// The common unlock: a lock word this process took (an exclusive one by
+// announcement, its only one), nothing passed to MPI, no accumulate queued.
+// Like TryFastLock, false changes nothing and nothing here calls out.
 [[gnu::always_inline]] inline bool TryFastUnlock(ManagedWindow& w, int rank) {
-  if (!PlainShmLocks(w) ||
+  if (!w.plain() ||
       static_cast<unsigned>(rank) >= static_cast<unsigned>(w.comm_size()) ||
-      w.epoch != AccessEpoch::kLock) {
+      w.epoch != AccessEpoch::kLock || !w.deferred.empty()) {
     return false;
   }
   TargetLockState& state = w.locks[rank];
   if (state.mode == LockMode::kNone || state.nocheck || state.mpi_ops_pending) {
     return false;
   }
-  CompleteDeferred(w);
-  PublishBeforeLockedRelease();  // the release below is the fence
   if (state.mode == LockMode::kShared) {
+    PublishBeforeLockedRelease();  // the release below is the fence
     ReleaseShared(w.lock_words(rank));
+  } else if (w.exclusive_share.HoldsOneAnnounced()) {
+    PublishBeforeLockedRelease();
+    w.exclusive_share.ReleaseAnnounced(w.lock_words(rank).lock);
   } else {
-    ReleaseExclusive(w.exclusive_share, w.all_shards(), w.lock_words(rank));
+    return false;
   }
   MarkUnlocked(w, state);
   return true;
@@ -252,14 +272,17 @@ int Unlock(ManagedWindow& w, int rank) {
 }
 
 // Every other lock and unlock: timed for the profile, checked in full.
-[[gnu::noinline]] int LockSlow(ManagedWindow* w, int lock_type, int rank,
-                               int assert, MPI_Win win) {
+// The wrappers' own arguments, so their inline paths end in a jump here.
+[[gnu::noinline]] int LockSlow(int lock_type, int rank, int assert,
+                               MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kLock);
   return w ? Lock(*w, lock_type, rank, assert)
            : PMPI_Win_lock(lock_type, rank, assert, win);
 }
 
-[[gnu::noinline]] int UnlockSlow(ManagedWindow* w, int rank, MPI_Win win) {
+[[gnu::noinline]] int UnlockSlow(int rank, MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kUnlock);
   return w ? Unlock(*w, rank) : PMPI_Win_unlock(rank, win);
 }
@@ -311,17 +334,17 @@ using namespace rmashim;  // NOLINT: wrappers below only forward
 extern "C" {
 
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
-  ManagedWindow* w = FindManaged(win);
+  ManagedWindow* w = FindManagedHome(win);  // a miss: the slow path
   if (w != nullptr && TryFastLock(*w, lock_type, rank, assert)) {
     return MPI_SUCCESS;
   }
-  return LockSlow(w, lock_type, rank, assert, win);
+  return LockSlow(lock_type, rank, assert, win);
 }
 
 int MPI_Win_unlock(int rank, MPI_Win win) {
-  ManagedWindow* w = FindManaged(win);
+  ManagedWindow* w = FindManagedHome(win);
   if (w != nullptr && TryFastUnlock(*w, rank)) return MPI_SUCCESS;
-  return UnlockSlow(w, rank, win);
+  return UnlockSlow(rank, win);
 }
 
 int MPI_Win_lock_all(int assert, MPI_Win win) {
@@ -337,15 +360,15 @@ int MPI_Win_unlock_all(MPI_Win win) {
 }
 
 int MPI_Win_flush(int rank, MPI_Win win) {
-  ManagedWindow* w = FindManaged(win);
-  if (w != nullptr && TryFastFlush(*w, rank)) return MPI_SUCCESS;
-  return FlushSlow(w, rank, win, SyncKind::kFlush, PMPI_Win_flush);
+  ManagedWindow* w = FindManagedHome(win);
+  if (w != nullptr && FastFlushApplies(*w, rank)) return FastFlush(*w);
+  return FlushSlow(rank, win, SyncKind::kFlush, PMPI_Win_flush);
 }
 
 int MPI_Win_flush_local(int rank, MPI_Win win) {
-  ManagedWindow* w = FindManaged(win);
-  if (w != nullptr && TryFastFlush(*w, rank)) return MPI_SUCCESS;
-  return FlushSlow(w, rank, win, SyncKind::kFlushLocal, PMPI_Win_flush_local);
+  ManagedWindow* w = FindManagedHome(win);
+  if (w != nullptr && FastFlushApplies(*w, rank)) return FastFlush(*w);
+  return FlushSlow(rank, win, SyncKind::kFlushLocal, PMPI_Win_flush_local);
 }
 
 int MPI_Win_flush_all(MPI_Win win) {

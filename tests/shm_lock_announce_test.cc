@@ -136,7 +136,7 @@ TEST(ShmLockAnnounceTest, LockAllAndAnnouncedExclusiveNeverOverlap) {
   std::vector<LockWords> targets(2);
   std::atomic<int> lock_all_in{0}, exclusive_in{0};
   std::atomic<bool> overlap{false};
-  std::atomic<long> announced_entries{0};
+  std::atomic<long> announced_entries{0}, inline_entries{0};
   std::vector<std::thread> threads;
   for (int id = 0; id < kRanks; ++id) {
     threads.emplace_back([&, id] {
@@ -154,7 +154,15 @@ TEST(ShmLockAnnounceTest, LockAllAndAnnouncedExclusiveNeverOverlap) {
           ReleaseAll(shard);
           for (int k = 0; k < 512; ++k) CpuRelax();  // let announced ones in
         } else {
-          AcquireExclusive(share, node.view(), targets[0]);
+          // Rank 3 locks as MPI_Win_lock's inline path does: the one-CAS
+          // attempt first, the full one when it declines.
+          const bool inline_path = id == 3;
+          if (!inline_path ||
+              !share.TryAcquireAnnounced(node.view(), targets[0].lock)) {
+            AcquireExclusive(share, node.view(), targets[0]);
+          } else {
+            inline_entries.fetch_add(1);
+          }
           if (node.announced[id].load() != 0) announced_entries.fetch_add(1);
           exclusive_in.fetch_add(1);
           Watch(lock_all_in, overlap);
@@ -163,7 +171,11 @@ TEST(ShmLockAnnounceTest, LockAllAndAnnouncedExclusiveNeverOverlap) {
             ReleaseExclusive(share, node.view(), targets[1]);
           }
           exclusive_in.fetch_sub(1);
-          ReleaseExclusive(share, node.view(), targets[0]);
+          if (inline_path && share.HoldsOneAnnounced()) {
+            share.ReleaseAnnounced(targets[0].lock);
+          } else {
+            ReleaseExclusive(share, node.view(), targets[0]);
+          }
         }
       }
     });
@@ -171,8 +183,62 @@ TEST(ShmLockAnnounceTest, LockAllAndAnnouncedExclusiveNeverOverlap) {
   for (std::thread& t : threads) t.join();
   EXPECT_FALSE(overlap.load());
   EXPECT_GT(announced_entries.load(), 0) << "the announced path never ran";
+  EXPECT_GT(inline_entries.load(), 0) << "the inline path never ran";
   EXPECT_EQ(ShardHolders(node), 0u);
   for (const AnnounceWord& a : node.announced) EXPECT_EQ(a.load(), 0u);
+}
+
+// MPI_Win_lock's inline attempt (TryAcquireAnnounced) takes the lock only
+// when one CAS does it and nobody is in the shards; when it declines, every
+// word is as it was, so the full path can start from the top.
+TEST(ShmLockAnnounceTest, InlineAttemptTakesOrLeavesEverythingAsItWas) {
+  Node node(3, 1);
+  LockWords t1, t2;
+  ExclusiveShare share(/*threaded=*/false);
+  node.Join(share, 0);
+  auto unchanged = [&](const char* why) {
+    EXPECT_EQ(node.announced[0].load(), 0u) << why;
+    EXPECT_EQ(t1.lock.load() & 0xffffffff, 0u) << why;
+    EXPECT_FALSE(share.HoldsOneAnnounced()) << why;
+  };
+
+  // A lock_all holds the shard: declined, announcement withdrawn.
+  AcquireAll(node.shard_words[0], node.view());
+  EXPECT_FALSE(share.TryAcquireAnnounced(node.view(), t1.lock));
+  unchanged("lock_all in");
+  ReleaseAll(node.shard_words[0]);
+
+  // Another holder of the target: declined without queueing.
+  ExclusiveShare other(/*threaded=*/false);
+  node.Join(other, 1);
+  AcquireExclusive(other, node.view(), t2);
+  EXPECT_FALSE(share.TryAcquireAnnounced(node.view(), t2.lock));
+  EXPECT_EQ(node.announced[0].load(), 0u);
+  EXPECT_EQ(t2.lock.load() >> 48, 0u) << "no ticket drawn";
+  ReleaseExclusive(other, node.view(), t2);
+
+  // Open: taken with the announcement, the shard untouched; released.
+  EXPECT_TRUE(share.TryAcquireAnnounced(node.view(), t1.lock));
+  EXPECT_EQ(node.announced[0].load(), 1u);
+  EXPECT_EQ(GateBHolders(t1.lock.load()), 1u);
+  EXPECT_EQ(ShardHolders(node), 0u);
+  EXPECT_TRUE(share.HoldsOneAnnounced());
+
+  // Nested: declined (the full path counts it), then released by that.
+  EXPECT_FALSE(share.TryAcquireAnnounced(node.view(), t2.lock));
+  AcquireExclusive(share, node.view(), t2);
+  EXPECT_FALSE(share.HoldsOneAnnounced()) << "two locks held";
+  ReleaseExclusive(share, node.view(), t2);
+  EXPECT_TRUE(share.HoldsOneAnnounced());
+  share.ReleaseAnnounced(t1.lock);
+  unchanged("released");
+
+  // A threaded process never announces.
+  ExclusiveShare threaded(/*threaded=*/true);
+  node.Join(threaded, 2);
+  EXPECT_FALSE(threaded.TryAcquireAnnounced(node.view(), t1.lock));
+  EXPECT_EQ(node.announced[2].load(), 0u);
+  EXPECT_EQ(t1.lock.load() & 0xffffffff, 0u);
 }
 
 // A threaded process (MPI_THREAD_MULTIPLE) always enters the shards.

@@ -43,6 +43,29 @@ TEST(WindowTableTest, SurvivesChurnAndCollisions) {
   }
 }
 
+// FindHome (the inline fast paths' lookup) finds a window in its home
+// slot only; a displaced window (the test hook, or a collision) is found by
+// Find, kept across erasures of others, and erased.
+TEST(WindowTableTest, FindHomeSeesTheHomeSlotOnly) {
+  auto table = std::make_unique<WindowTable>();
+  const MPI_Win home = static_cast<MPI_Win>(0xa0000000u);
+  ASSERT_TRUE(table->Insert(home, Fake(1)));
+  EXPECT_EQ(table->FindHome(home), Fake(1));
+  table->SetDisplaced(true);
+  const MPI_Win away = static_cast<MPI_Win>(0xa0000001u);
+  const MPI_Win other = static_cast<MPI_Win>(0xa0000002u);
+  ASSERT_TRUE(table->Insert(away, Fake(2)));
+  ASSERT_TRUE(table->Insert(other, Fake(3)));
+  EXPECT_EQ(table->FindHome(away), nullptr);
+  EXPECT_EQ(table->Find(away), Fake(2));
+  EXPECT_EQ(table->Erase(other), Fake(3));
+  EXPECT_EQ(table->Find(away), Fake(2));
+  EXPECT_EQ(table->FindHome(home), Fake(1)) << "inserted before the hook";
+  EXPECT_EQ(table->Erase(away), Fake(2));
+  EXPECT_EQ(table->Find(away), nullptr);
+  EXPECT_EQ(table->FindHome(away), nullptr);
+}
+
 TEST(WindowTableTest, RefusesWhenFull) {
   auto table = std::make_unique<WindowTable>();
   for (int i = 0; i < WindowTable::kCapacity; ++i) {
