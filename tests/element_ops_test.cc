@@ -1,4 +1,4 @@
-// The element kernels of shim/element_ops.cc against a scalar reference
+// The element kernels of shim/element_kernels.h against a scalar reference
 // written here: every predefined op on every row of predefined types
 // (integers of every width and sign, floating point, complex, logical, byte,
 // MINLOC/MAXLOC pairs), lengths 0..70, odd alignments of target, origin and
