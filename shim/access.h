@@ -65,9 +65,7 @@ inline bool DirectWord(const ManagedWindow& w, int target, MPI_Aint disp,
     return false;
   }
   // Lock and PSCW epochs: TargetLockState::direct says it for the target.
-  const AccessEpoch epoch = w.epoch;
-  if (epoch != AccessEpoch::kLockAll && epoch != AccessEpoch::kFence &&
-      !w.locks[target].direct) {
+  if (!GivesEveryTarget(w.epoch) && !w.locks[target].direct) {
     return false;
   }
   const Target& t = w.target(target);

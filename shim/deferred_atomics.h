@@ -34,7 +34,9 @@ class DeferredAtomics {
  public:
   static constexpr int kCapacity = 64;
 
-  bool empty() const { return count_ == 0; }
+  bool empty() const { return count() == 0; }
+  // Empty and not armed: nothing for a synchronization to do (one test).
+  bool idle() const { return state_ == 0; }
 
   // The first accumulate after a synchronization is applied at once (an
   // accumulate + flush pays no queueing); Arm() notes it, and only the
@@ -42,12 +44,12 @@ class DeferredAtomics {
   // synchronization.
   // Never armed without a slot (MPI_THREAD_MULTIPLE: threads then only
   // read the flag, never write it).
-  bool armed() const { return armed_; }
+  bool armed() const { return (state_ & kArmed) != 0; }
   void Arm() {
-    if (slot_ >= 0) armed_ = true;
+    if (slot_ >= 0) state_ |= kArmed;
   }
   void Disarm() {
-    if (armed_) armed_ = false;
+    if (armed()) state_ &= ~kArmed;
   }
 
   // Queues `op` (a word type's, with an atomic flavour) on the element at
@@ -55,7 +57,7 @@ class DeferredAtomics {
   // `origin`. `t` must outlive the queue (the window's targets do).
   void Add(const ElementOp& op, const Target& t, ptrdiff_t offset,
            const void* origin) {
-    Entry& e = entries_[count_];
+    Entry& e = entries_[count()];
     e.op = &op;
     e.target = &t;
     e.offset = offset;
@@ -64,12 +66,12 @@ class DeferredAtomics {
     } else {
       std::memcpy(&e.value, origin, op.size);
     }
-    if (++count_ == kCapacity) ApplyQueued();
+    if (++state_, count() == kCapacity) ApplyQueued();
   }
 
   // Applies the queue (a no-op when empty).
   void Apply() {
-    if (count_ != 0) ApplyQueued();
+    if (count() != 0) ApplyQueued();
   }
 
   // The calling process's slot in every target's header (word_atomics.h).
@@ -85,10 +87,13 @@ class DeferredAtomics {
   void ApplyQueued();
   void Apply(const Entry& e);  // one, on its own
 
+  // The queue's length in the low bits, kArmed above: idle() is one test.
+  static constexpr uint64_t kArmed = uint64_t{1} << 32;
+  int count() const { return static_cast<int>(state_ & 0xffffffff); }
+
   Entry entries_[kCapacity];
-  int count_ = 0;
+  uint64_t state_ = 0;
   int slot_ = -1;
-  bool armed_ = false;
 };
 
 }  // namespace rmashim

@@ -267,12 +267,15 @@ class ExclusiveShare {
   static bool EnterTarget(GateWord& target) {
     return gate::Enter(target, gate::kBUnit, gate::kAMask | gate::kBMask);
   }
-  // No lock_all holder and nobody queued in any shard.
+  // No lock_all holder and nobody queued in any shard. A process has an
+  // announcement word only on windows with shared-memory locks, which have
+  // at least one shard.
   static bool ShardsOpen(const AllShards& all) {
-    for (int i = 0; i < all.count; ++i) {
+    int i = 0;
+    do {
       const uint64_t w = all.shards[i]->all.load(std::memory_order_relaxed);
       if ((w & gate::kAMask) != 0 || !gate::NobodyQueued(w)) return false;
-    }
+    } while (++i < all.count);
     return true;
   }
   [[gnu::noinline]] bool AcquireSlow(const AllShards& all, GateWord& target);

@@ -217,6 +217,9 @@ void ManagedWindow::Finish() {
       if (t.node_local()) t.own_slot = &t.header->unstriped_slots()[unstriped_slot_];
     }
   }
+  // On a single-node window every target is node-local, so each got its
+  // own_slot above.
+  word_lane_ = plain_ && unstriped_slot_ >= 0;
   if (!single_node_) return;
   PMPI_Win_lock_all(MPI_MODE_NOCHECK, app_win_);
   holds_mpi_epoch_ = true;

@@ -138,7 +138,18 @@ inline bool ValidAssert(int assert, int allowed) {
 }
 
 // The access epoch this process has opened on the window (MPI-3 11.5).
-enum class AccessEpoch : uint8_t { kNone, kFence, kPscw, kLock, kLockAll };
+// Bit 2 marks the epochs that give access to every target (fence,
+// lock_all): the fast paths test it with one instruction.
+enum class AccessEpoch : uint8_t {
+  kNone = 0,
+  kPscw = 1,
+  kLock = 2,
+  kFence = 4,
+  kLockAll = 5,
+};
+inline bool GivesEveryTarget(AccessEpoch e) {
+  return (static_cast<uint8_t>(e) & 4) != 0;
+}
 
 // The epoch word of a window. Under MPI_THREAD_MULTIPLE one thread changes it
 // (MPI_Win_lock/unlock, fence, PSCW; under the window's state mutex) while
@@ -228,9 +239,12 @@ class ManagedWindow {
   // on this node. Fixed once the window is created and its profile set, so
   // fast paths test one byte for all three.
   bool plain() const { return plain_; }
+  // Plain, and this process has an unstriped slot in every target (so
+  // every Target::own_slot is set): the word lane's one test (word_lane.h).
+  bool word_lane() const { return word_lane_; }
   void SetProfile(WindowProfile* p) {
     profile = p;
-    if (p != nullptr) plain_ = false;
+    if (p != nullptr) plain_ = word_lane_ = false;
   }
 
   // Locks live in shared memory only when every rank is on this node; a
@@ -326,6 +340,7 @@ class ManagedWindow {
   MPI_Win app_win_ = MPI_WIN_NULL;
   bool single_node_ = false;
   bool plain_ = false;  // Finish, SetProfile
+  bool word_lane_ = false;  // Finish, SetProfile
   bool holds_mpi_epoch_ = false;  // lock_all(MPI_MODE_NOCHECK) on app_win_
   NodeSegments segments_;
   std::vector<int> node_index_;  // per window rank: NodeIndexOf

@@ -93,12 +93,10 @@ template <typename Update>
   return false;
 }
 
-template <typename Update>
-[[gnu::always_inline]] inline bool RunUnstriped(std::atomic<uint64_t>& mode,
-                                                UnstripedSlot& slot,
-                                                Update&& update) {
-  uint64_t m;
-  if (TryUnstriped(mode, slot, update, &m)) [[likely]] return true;
+// After an attempt found the mode word at `m` (not zero): counts towards
+// turning a striped word back (see the top of this file).
+inline void NoteStripedMode(std::atomic<uint64_t>& mode, UnstripedSlot& slot,
+                            uint64_t m) {
   if (m != kWordModeStriped) {  // a bulk updater is in or on its way
     slot.idle_streak = 0;
   } else if (++slot.idle_streak >= kRevertAfter) {
@@ -108,6 +106,15 @@ template <typename Update>
                                  std::memory_order_acq_rel,
                                  std::memory_order_relaxed);
   }
+}
+
+template <typename Update>
+[[gnu::always_inline]] inline bool RunUnstriped(std::atomic<uint64_t>& mode,
+                                                UnstripedSlot& slot,
+                                                Update&& update) {
+  uint64_t m;
+  if (TryUnstriped(mode, slot, update, &m)) [[likely]] return true;
+  NoteStripedMode(mode, slot, m);
   return false;
 }
 

@@ -26,23 +26,23 @@
 
 namespace rmashim {
 
-// Where the lane may touch the target word: a plain window, a window rank
-// it may access directly in a lock_all or fence epoch or under a shared
-// lock (under an exclusive one accumulate.h updates with plain loads and
-// stores; PSCW epochs wait for posts), where this process announces in an
-// unstriped slot of its own (Target::own_slot), and an aligned word inside
-// its memory. DirectWord's checks, with the epoch looked at once. False:
+// Where the lane may touch the target word: a plain window where this
+// process announces in unstriped slots of its own (ManagedWindow::
+// word_lane: every Target::own_slot set), a window rank it may access
+// directly in a lock_all or fence epoch or under a shared lock (under an
+// exclusive one accumulate.h updates with plain loads and stores; PSCW
+// epochs wait for posts), and an aligned word inside its memory. DirectWord's checks, with the epoch looked at once. False:
 // take the other paths.
 [[gnu::always_inline]] inline bool WordLaneTarget(const ManagedWindow& w,
                                                   int target, MPI_Aint disp,
                                                   uint64_t** word) {
-  if (!w.plain() ||
+  if (!w.word_lane() ||
       static_cast<unsigned>(target) >= static_cast<unsigned>(w.comm_size()) ||
       disp < 0) [[unlikely]] {
     return false;
   }
   const AccessEpoch epoch = w.epoch;
-  if (epoch != AccessEpoch::kLockAll && epoch != AccessEpoch::kFence &&
+  if (!GivesEveryTarget(epoch) &&
       (epoch != AccessEpoch::kLock ||
        w.locks[target].mode != LockMode::kShared)) [[unlikely]] {
     return false;
@@ -51,7 +51,7 @@ namespace rmashim {
   MPI_Aint offset;  // direct_size -1 (not mapped here) fails the test
   if (__builtin_mul_overflow(disp, static_cast<MPI_Aint>(t.disp_unit),
                              &offset) ||
-      t.own_slot == nullptr || offset > t.direct_size - 8 ||
+      offset > t.direct_size - 8 ||
       ((reinterpret_cast<uintptr_t>(t.base) + offset) & 7) != 0) [[unlikely]] {
     return false;
   }
@@ -72,17 +72,28 @@ inline uint64_t LoadWord(const void* p) {
                                        MPI_Op op, const void* origin,
                                        const void* compare, void* result);
 
-// How a lane ends when the target's mode word asks for stripes.
-enum class LaneMiss {
-  kStripes,  // the update goes through the stripes here (WordLaneStriped)
-  kDecline,  // false, nothing done: for the lanes inlined into the
-             // wrappers, whose miss takes the path with kStripes (so they
-             // call nothing and need no stack frame)
-};
+// How a lane is compiled: inlined into the wrapper (kInline) or in the
+// wrappers' out-of-line path (kOutOfLine). Both serve a target whose mode
+// word asks for stripes through the stripes; the inline one keeps only
+// what that needs alive past its checks (see WordLaneStripedAfterAttempt).
+enum class LaneMiss { kInline, kOutOfLine };
+
+// The inline lane's attempt found the target's mode word asking for
+// stripes: the streak of the mode word counted, then the update through
+// the stripes (WordLaneStriped). Out of line, with the op fixed by the
+// lane and the type as MPI_UINT64_T: SUM, REPLACE, NO_OP and
+// compare-and-swap do the same to every 8-byte integer type, signed or
+// not, so the wrapper's other arguments are dead once its checks passed.
+[[gnu::noinline]] void WordLaneStripedAfterAttempt(const ManagedWindow& w,
+                                                   int target, uint64_t* word,
+                                                   MPI_Op op,
+                                                   const void* origin,
+                                                   const void* compare,
+                                                   void* result);
 
 // A word lane call, once its arguments passed: the word it may touch
 // (WordLaneTarget), then `update` announced and unstriped while the
-// target's mode word allows, else as `miss` says. True when done.
+// target's mode word allows, else through the stripes. True when done.
 template <LaneMiss miss, typename Update>
 [[gnu::always_inline]] inline bool RunWordLane(const ManagedWindow& w,
                                                int target, MPI_Aint disp,
@@ -94,20 +105,23 @@ template <LaneMiss miss, typename Update>
   if (!WordLaneTarget(w, target, disp, &word)) [[unlikely]] return false;
   const Target& t = w.target(target);
   auto run = [&] [[gnu::always_inline]] { update(word); };
-  if constexpr (miss == LaneMiss::kDecline) {
-    return TryUnstriped(t.header->word_mode, *t.own_slot, run);
+  if constexpr (miss == LaneMiss::kInline) {
+    if (!TryUnstriped(t.header->word_mode, *t.own_slot, run)) [[unlikely]] {
+      WordLaneStripedAfterAttempt(w, target, word, op, origin, compare,
+                                  result);
+    }
   } else {
     if (!RunUnstriped(t.header->word_mode, *t.own_slot, run)) [[unlikely]] {
       WordLaneStriped(w, target, word, type, op, origin, compare, result);
     }
-    return true;
   }
+  return true;
 }
 
 // MPI_Fetch_and_op of MPI_SUM, MPI_REPLACE or MPI_NO_OP on one 8-byte
 // integer. True when done. One lane per op, MPI_SUM first: the op is
 // tested once.
-template <LaneMiss miss = LaneMiss::kStripes>
+template <LaneMiss miss = LaneMiss::kOutOfLine>
 [[gnu::always_inline]] inline bool TryWordFetchAndOp(ManagedWindow& w,
                                                      MPI_Datatype type,
                                                      MPI_Op op, int target,
@@ -142,7 +156,7 @@ template <LaneMiss miss = LaneMiss::kStripes>
 }
 
 // MPI_Compare_and_swap of one 8-byte integer. True when done.
-template <LaneMiss miss = LaneMiss::kStripes>
+template <LaneMiss miss = LaneMiss::kOutOfLine>
 [[gnu::always_inline]] inline bool TryWordCompareAndSwap(
     ManagedWindow& w, MPI_Datatype type, int target, MPI_Aint disp,
     const void* origin, const void* compare, void* result) {

@@ -282,7 +282,7 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr,
                      MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
   ManagedWindow* w = FindManagedHome(win);  // a miss: the Other path
   if (w != nullptr && w->deferred.empty() &&
-      TryWordFetchAndOp<LaneMiss::kDecline>(*w, datatype, op, target_rank,
+      TryWordFetchAndOp<LaneMiss::kInline>(*w, datatype, op, target_rank,
                                             target_disp, origin_addr,
                                             result_addr)) {
     return MPI_SUCCESS;  // a plain window: no profile
@@ -296,7 +296,7 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
                          int target_rank, MPI_Aint target_disp, MPI_Win win) {
   ManagedWindow* w = FindManagedHome(win);  // a miss: the Other path
   if (w != nullptr && w->deferred.empty() &&
-      TryWordCompareAndSwap<LaneMiss::kDecline>(*w, datatype, target_rank,
+      TryWordCompareAndSwap<LaneMiss::kInline>(*w, datatype, target_rank,
                                                 target_disp, origin_addr,
                                                 compare_addr, result_addr)) {
     return MPI_SUCCESS;  // a plain window: no profile

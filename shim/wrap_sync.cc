@@ -97,8 +97,10 @@ inline bool FastFlushApplies(const ManagedWindow& w, int rank) {
 // What a flush FastFlushApplies to does: the burst of queued accumulates
 // ended, stores published (a fence, when there are any).
 [[gnu::always_inline]] inline int FastFlush(ManagedWindow& w) {
-  if (!w.deferred.empty()) [[unlikely]] return FlushQueued(w);
-  w.deferred.Disarm();
+  if (!w.deferred.idle()) [[unlikely]] {
+    if (!w.deferred.empty()) return FlushQueued(w);
+    w.deferred.Disarm();
+  }
   PublishDirectStores();
   return MPI_SUCCESS;
 }
@@ -151,41 +153,30 @@ void MarkUnlocked(ManagedWindow& w, TargetLockState& state) {
   }
 }
 
-// The common lock, inlined into MPI_Win_lock: a valid rank with no lock of
-// this process yet, no assert, in no epoch or a lock epoch, and a lock word
-// taken with one CAS (for an exclusive lock, this process's first,
-// announced). False changes nothing: the slow path takes it from the top.
-// Nothing here calls out, so MPI_Win_lock needs no stack frame.
-[[gnu::always_inline]] inline bool TryFastLock(ManagedWindow& w, int lock_type,
-                                               int rank, int assert) {
-  if (assert != 0 || !w.plain() ||
-      static_cast<unsigned>(rank) >= static_cast<unsigned>(w.comm_size()) ||
-      (w.epoch != AccessEpoch::kNone && w.epoch != AccessEpoch::kLock) ||
-      w.locks[rank].mode != LockMode::kNone) {
-    return false;
-  }
-  if (lock_type == MPI_LOCK_EXCLUSIVE) {
-    if (!w.exclusive_share.TryAcquireAnnounced(w.all_shards(),
-                                               w.lock_words(rank).lock)) {
-      return false;
-    }
-  } else if (lock_type != MPI_LOCK_SHARED ||
-             !gate::TryEnter(w.lock_words(rank).lock, gate::kAUnit,
-                             gate::kBMask)) {
-    return false;
-  }
-  MarkLocked(w, rank, lock_type, /*nocheck=*/false);
-  return true;
+// Whether MPI_Win_lock's inline path applies: a valid rank with no lock of
+// this process yet, no assert, in no epoch or a lock epoch, on a plain
+// window.
+[[gnu::always_inline]] inline bool FastLockApplies(const ManagedWindow& w,
+                                                   int rank, int assert) {
+  return assert == 0 && w.plain() &&
+         static_cast<unsigned>(rank) < static_cast<unsigned>(w.comm_size()) &&
+         (w.epoch == AccessEpoch::kNone || w.epoch == AccessEpoch::kLock) &&
+         w.locks[rank].mode == LockMode::kNone;
 }
 
 // The common unlock: a lock word this process took (an exclusive one by
 // announcement, its only one), nothing passed to MPI, no accumulate queued.
-// Like TryFastLock, false changes nothing and nothing here calls out.
+// As in MPI_Win_lock, nothing here calls out, and false changes nothing the
+// slow path would not (it ends the accumulate burst too).
 [[gnu::always_inline]] inline bool TryFastUnlock(ManagedWindow& w, int rank) {
   if (!w.plain() ||
       static_cast<unsigned>(rank) >= static_cast<unsigned>(w.comm_size()) ||
-      w.epoch != AccessEpoch::kLock || !w.deferred.empty()) {
+      w.epoch != AccessEpoch::kLock) {
     return false;
+  }
+  if (!w.deferred.idle()) [[unlikely]] {
+    if (!w.deferred.empty()) return false;
+    w.deferred.Disarm();  // the burst ends here, as in CompleteDeferred
   }
   TargetLockState& state = w.locks[rank];
   if (state.mode == LockMode::kNone || state.nocheck || state.mpi_ops_pending) {
@@ -333,12 +324,31 @@ using namespace rmashim;  // NOLINT: wrappers below only forward
 
 extern "C" {
 
+// The inline path takes a lock word only when one CAS does it (for an
+// exclusive lock, the process's first, announced: TryAcquireAnnounced).
+// Every miss, having changed nothing, jumps to the slow path; past the
+// checks with the arguments it knows (assert 0, the lock type), so fewer
+// stay in registers and the inline path needs no stack frame.
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
   ManagedWindow* w = FindManagedHome(win);  // a miss: the slow path
-  if (w != nullptr && TryFastLock(*w, lock_type, rank, assert)) {
+  if (w == nullptr || !FastLockApplies(*w, rank, assert)) {
+    return LockSlow(lock_type, rank, assert, win);
+  }
+  // MarkLocked with a constant type in each branch: its stores merge.
+  if (lock_type == MPI_LOCK_EXCLUSIVE) {
+    if (!w->exclusive_share.TryAcquireAnnounced(w->all_shards(),
+                                                w->lock_words(rank).lock)) {
+      return LockSlow(MPI_LOCK_EXCLUSIVE, rank, 0, win);
+    }
+    MarkLocked(*w, rank, MPI_LOCK_EXCLUSIVE, /*nocheck=*/false);
     return MPI_SUCCESS;
   }
-  return LockSlow(lock_type, rank, assert, win);
+  if (lock_type == MPI_LOCK_SHARED &&
+      gate::TryEnter(w->lock_words(rank).lock, gate::kAUnit, gate::kBMask)) {
+    MarkLocked(*w, rank, MPI_LOCK_SHARED, /*nocheck=*/false);
+    return MPI_SUCCESS;
+  }
+  return LockSlow(lock_type, rank, 0, win);
 }
 
 int MPI_Win_unlock(int rank, MPI_Win win) {
