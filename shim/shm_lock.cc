@@ -61,8 +61,8 @@ void Backoff::Wait() {
 }
 
 bool ExclusiveShare::AcquireSlow(const AllShards& all, GateWord& target) {
-  if (!threaded_ && held_ != 0) {  // nested: the shards are held already
-    ++held_;
+  if (!threaded_ && hold_ != 0) {  // nested: the shards are held already
+    hold_ += kHoldUnit;
     return EnterTarget(target);
   }
   const bool waited_all = Enter(all);
@@ -95,14 +95,15 @@ void ExclusiveShare::LeaveShards(const AllShards& all) {
 
 bool ExclusiveShare::EnterThreaded(const AllShards& all) {
   std::lock_guard<std::mutex> guard(mutex_);
-  const bool waited = held_ == 0 && EnterShards(all);
-  ++held_;
+  const bool waited = hold_ == 0 && EnterShards(all);
+  hold_ += kHoldUnit;
   return waited;
 }
 
 void ExclusiveShare::LeaveThreaded(const AllShards& all) {
   std::lock_guard<std::mutex> guard(mutex_);
-  if (--held_ == 0) LeaveShards(all);
+  hold_ -= kHoldUnit;
+  if (hold_ == 0) LeaveShards(all);
 }
 
 }  // namespace rmashim

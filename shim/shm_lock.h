@@ -188,15 +188,14 @@ class ExclusiveShare {
   // Takes an exclusive lock on `target` with this process's share of the
   // shards. Returns true when it had to wait.
   bool Acquire(const AllShards& all, GateWord& target) {
-    if (!threaded_ && held_ == 0 && announcement_ != nullptr) {
+    if (!threaded_ && hold_ == 0 && announcement_ != nullptr) {
       announcement_->store(1, std::memory_order_relaxed);
       // Entering the target is a locked instruction: the store above is
       // visible before the shards are read (x86; elsewhere a fence).
       const bool waited = EnterTarget(target);
       FenceAfterAnnouncing();
       if (ShardsOpen(all)) {
-        held_ = 1;
-        announced_ = true;
+        hold_ = kOneAnnounced;
         return waited;
       }
       gate::Leave(target, gate::kBUnit);
@@ -216,14 +215,13 @@ class ExclusiveShare {
   [[gnu::always_inline]] bool TryAcquireAnnounced(const AllShards& all,
                                                   GateWord& target) {
     AnnounceWord* const announcement = solo_announcement_;
-    if (held_ != 0 || announcement == nullptr) return false;
+    if (hold_ != 0 || announcement == nullptr) return false;
     announcement->store(1, std::memory_order_relaxed);
     if (gate::TryEnter(target, gate::kBUnit, gate::kAMask | gate::kBMask))
         [[likely]] {
       FenceAfterAnnouncing();
       if (ShardsOpen(all)) [[likely]] {
-        held_ = 1;
-        announced_ = true;
+        hold_ = kOneAnnounced;
         return true;
       }
       gate::Leave(target, gate::kBUnit);
@@ -233,12 +231,11 @@ class ExclusiveShare {
   }
   // Whether ReleaseAnnounced may release this process's exclusive lock: it
   // is its only one, taken by announcement.
-  bool HoldsOneAnnounced() const { return held_ == 1 && announced_; }
+  bool HoldsOneAnnounced() const { return hold_ == kOneAnnounced; }
   // Releases it (HoldsOneAnnounced): the target, then the announcement.
   [[gnu::always_inline]] void ReleaseAnnounced(GateWord& target) {
     gate::Leave(target, gate::kBUnit);
-    held_ = 0;
-    announced_ = false;
+    hold_ = 0;
     announcement_->store(0, std::memory_order_release);
   }
 
@@ -246,17 +243,21 @@ class ExclusiveShare {
   // when this process is in already; true when it had to wait.
   bool Enter(const AllShards& all) {
     if (threaded_) return EnterThreaded(all);
-    if (held_++ != 0) return false;
-    announced_ = false;
+    if (hold_ != 0) {
+      hold_ += kHoldUnit;
+      return false;
+    }
+    hold_ = kHoldUnit;
     return all.count == 1
                ? gate::Enter(all.shards[0]->all, gate::kBUnit, gate::kAMask)
                : EnterShards(all);
   }
   void Leave(const AllShards& all) {
     if (threaded_) return LeaveThreaded(all);
-    if (--held_ != 0) return;
-    if (announced_) {
-      announced_ = false;
+    hold_ -= kHoldUnit;
+    if (hold_ >= kHoldUnit) return;
+    if (hold_ == kAnnounced) {
+      hold_ = 0;
       return announcement_->store(0, std::memory_order_release);
     }
     if (all.count == 1) return gate::Leave(all.shards[0]->all, gate::kBUnit);
@@ -294,8 +295,13 @@ class ExclusiveShare {
 
   std::mutex mutex_;  // threads of this process taking exclusive locks
   bool threaded_;
-  bool announced_ = false;  // the current hold is by announcement
-  int held_ = 0;
+  // Exclusive locks this process holds in the window, times kHoldUnit,
+  // plus kAnnounced when it holds them by announcement (not in the shards):
+  // one word, so the inline paths test one value (0: none; kOneAnnounced).
+  static constexpr uint32_t kAnnounced = 1;
+  static constexpr uint32_t kHoldUnit = 2;
+  static constexpr uint32_t kOneAnnounced = kHoldUnit | kAnnounced;
+  uint32_t hold_ = 0;
   AnnounceWord* announcement_ = nullptr;
   // announcement_ when single-threaded, else null: the inline path's test.
   AnnounceWord* solo_announcement_ = nullptr;
