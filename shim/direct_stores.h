@@ -49,6 +49,15 @@ inline void PublishBeforeLockedRelease() {
   }
 }
 
+// The same for the inline unlock: on x86 it leaves this thread's note of
+// unfenced stores set, so it costs no instruction; a later flush may then
+// fence once when it need not.
+inline void PublishBeforeInlineLockedRelease() {
+  if (!kLockedRmwIsFullBarrier) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+}
+
 }  // namespace rmashim
 
 #endif  // RMASHIM_SHIM_DIRECT_STORES_H_

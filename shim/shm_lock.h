@@ -133,6 +133,17 @@ inline bool TryEnter(GateWord& word, uint64_t unit, uint64_t conflicts) {
                                       std::memory_order_relaxed);
 }
 
+// Enters `word` as one holder of `unit` only if it is free (no holder of
+// either class, nobody queued): one CAS from the free word that its ticket
+// counters imply. False leaves it untouched. For exclusive fast paths.
+inline bool TryEnterFree(GateWord& word, uint64_t unit) {
+  const uint64_t next = word.load(std::memory_order_relaxed) >> 48;
+  uint64_t free = (next * 0x10001) << 32;  // serving == next, no holders
+  return word.compare_exchange_strong(free, free + unit,
+                                      std::memory_order_acquire,
+                                      std::memory_order_relaxed);
+}
+
 inline void Leave(GateWord& word, uint64_t unit) {
   word.fetch_sub(unit, std::memory_order_release);
 }
@@ -176,30 +187,29 @@ class ExclusiveShare {
   explicit ExclusiveShare(bool threaded = true) : threaded_(threaded) {}
   void set_threaded(bool threaded) {
     threaded_ = threaded;
-    solo_announcement_ = threaded ? nullptr : announcement_;
+    UpdateSolo();
   }
   // This process's announcement word; without one (or when threaded) every
-  // first exclusive lock enters the shards.
-  void set_announcement(AnnounceWord* word) {
+  // first exclusive lock enters the shards. `single_shard`: the window's
+  // `all` word when it has one shard only (nodes of up to
+  // kRanksPerAllShard ranks), else null: TryAcquireAnnounced serves those
+  // windows only, and Acquire the others.
+  void set_announcement(AnnounceWord* word,
+                        const GateWord* single_shard = nullptr) {
     announcement_ = word;
-    solo_announcement_ = threaded_ ? nullptr : word;
+    single_shard_ = single_shard;
+    UpdateSolo();
   }
 
   // Takes an exclusive lock on `target` with this process's share of the
   // shards. Returns true when it had to wait.
   bool Acquire(const AllShards& all, GateWord& target) {
-    if (!threaded_ && hold_ == 0 && announcement_ != nullptr) {
-      announcement_->store(1, std::memory_order_relaxed);
-      // Entering the target is a locked instruction: the store above is
-      // visible before the shards are read (x86; elsewhere a fence).
-      const bool waited = EnterTarget(target);
-      FenceAfterAnnouncing();
-      if (ShardsOpen(all)) {
-        hold_ = kOneAnnounced;
-        return waited;
-      }
-      gate::Leave(target, gate::kBUnit);
-      announcement_->store(0, std::memory_order_release);
+    bool waited = false;
+    if (!threaded_ && hold_ == 0 && announcement_ != nullptr &&
+        Announce(announcement_, target,
+                 [&] { return waited = EnterTarget(target), true; },
+                 [&] { return ShardsOpen(all); })) {
+      return waited;
     }
     return AcquireSlow(all, target);
   }
@@ -208,26 +218,16 @@ class ExclusiveShare {
     Leave(all);
   }
 
-  // The uncontended first exclusive lock of a single-threaded process, for
-  // MPI_Win_lock's inline path: announced (see the top of this file) with
-  // one CAS on the target and nobody to wait for. False: nothing was taken
-  // or changed (Acquire then queues as usual).
-  [[gnu::always_inline]] bool TryAcquireAnnounced(const AllShards& all,
-                                                  GateWord& target) {
+  // The uncontended first exclusive lock of a single-threaded process on a
+  // window of one shard, for MPI_Win_lock's inline path: announced (see
+  // the top of this file) with one CAS on a free target and nobody to wait
+  // for. False: nothing was taken or changed (Acquire then queues as usual).
+  [[gnu::always_inline]] bool TryAcquireAnnounced(GateWord& target) {
     AnnounceWord* const announcement = solo_announcement_;
     if (hold_ != 0 || announcement == nullptr) return false;
-    announcement->store(1, std::memory_order_relaxed);
-    if (gate::TryEnter(target, gate::kBUnit, gate::kAMask | gate::kBMask))
-        [[likely]] {
-      FenceAfterAnnouncing();
-      if (ShardsOpen(all)) [[likely]] {
-        hold_ = kOneAnnounced;
-        return true;
-      }
-      gate::Leave(target, gate::kBUnit);
-    }
-    announcement->store(0, std::memory_order_release);
-    return false;
+    return Announce(announcement, target,
+                    [&] { return gate::TryEnterFree(target, gate::kBUnit); },
+                    [&] { return ShardOpen(*single_shard_); });
   }
   // Whether ReleaseAnnounced may release this process's exclusive lock: it
   // is its only one, taken by announcement.
@@ -265,6 +265,28 @@ class ExclusiveShare {
   }
 
  private:
+  // The announced protocol (top of this file): announce, `enter` the
+  // target (false: it did not, and changed nothing), then `open` reads the
+  // shards. True: the lock is held by announcement. False: everything is
+  // as it was.
+  template <typename EnterFn, typename OpenFn>
+  [[gnu::always_inline]] bool Announce(AnnounceWord* announcement,
+                                       GateWord& target, EnterFn enter,
+                                       OpenFn open) {
+    announcement->store(1, std::memory_order_relaxed);
+    // Entering the target is a locked instruction: the store above is
+    // visible before the shards are read (x86; elsewhere a fence).
+    if (enter()) [[likely]] {
+      FenceAfterAnnouncing();
+      if (open()) [[likely]] {
+        hold_ = kOneAnnounced;
+        return true;
+      }
+      gate::Leave(target, gate::kBUnit);
+    }
+    announcement->store(0, std::memory_order_release);
+    return false;
+  }
   static bool EnterTarget(GateWord& target) {
     return gate::Enter(target, gate::kBUnit, gate::kAMask | gate::kBMask);
   }
@@ -274,10 +296,17 @@ class ExclusiveShare {
   static bool ShardsOpen(const AllShards& all) {
     int i = 0;
     do {
-      const uint64_t w = all.shards[i]->all.load(std::memory_order_relaxed);
-      if ((w & gate::kAMask) != 0 || !gate::NobodyQueued(w)) return false;
+      if (!ShardOpen(all.shards[i]->all)) return false;
     } while (++i < all.count);
     return true;
+  }
+  static bool ShardOpen(const GateWord& shard) {
+    const uint64_t w = shard.load(std::memory_order_relaxed);
+    return (w & gate::kAMask) == 0 && gate::NobodyQueued(w);
+  }
+  void UpdateSolo() {
+    solo_announcement_ =
+        threaded_ || single_shard_ == nullptr ? nullptr : announcement_;
   }
   [[gnu::noinline]] bool AcquireSlow(const AllShards& all, GateWord& target);
   static bool EnterShards(const AllShards& all);
@@ -303,7 +332,9 @@ class ExclusiveShare {
   static constexpr uint32_t kOneAnnounced = kHoldUnit | kAnnounced;
   uint32_t hold_ = 0;
   AnnounceWord* announcement_ = nullptr;
-  // announcement_ when single-threaded, else null: the inline path's test.
+  const GateWord* single_shard_ = nullptr;
+  // announcement_ when single-threaded on a window of one shard, else
+  // null: the inline path's one test.
   AnnounceWord* solo_announcement_ = nullptr;
 };
 

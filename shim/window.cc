@@ -163,6 +163,11 @@ void ManagedWindow::SetTargets(const Announcement* all,
     }
     if (t.pid == 0) t.direct_size = t.size;
   }
+  target_locks_.resize(comm_size);
+  for (int r = 0; r < comm_size; ++r) {
+    SegmentHeader* header = targets_[r].header;
+    target_locks_[r] = header != nullptr ? &header->lock_words : nullptr;
+  }
   MapAllShards();
 }
 
@@ -207,7 +212,9 @@ void ManagedWindow::Finish() {
   exclusive_share.set_threaded(g_runtime.thread_multiple());
   plain_ = single_node_ && !g_runtime.thread_multiple() && profile == nullptr;
   if (single_node_) {
-    exclusive_share.set_announcement(&targets_[rank_].header->exclusive_announced);
+    exclusive_share.set_announcement(
+        &targets_[rank_].header->exclusive_announced,
+        all_shards_.size() == 1 ? &all_shards_[0]->all : nullptr);
   }
   if (unstriped_slot_count() > 0 && !g_runtime.thread_multiple() &&
       UnstripedAtomicsRegistered()) {

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -187,8 +188,20 @@ struct alignas(8) TargetLockState {
   bool mpi_ops_pending = false;  // passed-through ops not yet flushed
   bool in_access_group = false;  // PSCW: target of the current start
   bool post_seen = false;        // PSCW: its post for this epoch arrived
+  uint8_t unused[2] = {};        // no padding: bits() sees defined bytes
+
+  // All fields as one value, so MPI_Win_unlock's inline path tests them
+  // with one compare against LockedBits.
+  uint64_t bits() const { return std::bit_cast<uint64_t>(*this); }
 };
 static_assert(sizeof(TargetLockState) == 8);
+
+// The bits() of a target locked in `mode` by the shared-memory locks, with
+// nothing passed to MPI since: what MarkLocked leaves and the inline
+// unlock releases. (In a lock epoch the PSCW fields are always clear.)
+constexpr uint64_t LockedBits(LockMode mode) {
+  return std::bit_cast<uint64_t>(TargetLockState{.direct = true, .mode = mode});
+}
 
 // PSCW state of this process.
 struct PscwState {
@@ -267,7 +280,9 @@ class ManagedWindow {
   int node_size() const { return node_size_; }
   int first_node_rank() const { return first_node_rank_; }
 
-  LockWords& lock_words(int rank) { return targets_[rank].header->lock_words; }
+  // Node-local targets' lock words, from a dense array (one scaled load on
+  // the lock paths, where Target's would take three instructions more).
+  LockWords& lock_words(int rank) { return *target_locks_[rank]; }
   // The `all` gate's shards (shm_lock.h), and the one this rank's
   // lock_all enters.
   const AllShards& all_shards() const { return all_view_; }
@@ -351,6 +366,7 @@ class ManagedWindow {
   int unstriped_slot_ = -1;
   int comm_size_ = 0;  // targets_.size(), kept for the fast paths
   std::vector<Target> targets_;
+  std::vector<LockWords*> target_locks_;  // per rank; null off-node
   std::vector<LockWords*> all_shards_;  // single-node windows
   std::vector<AnnounceWord*> announced_;  // ... every rank's, in rank order
   AllShards all_view_;  // both, as the lock functions take them

@@ -84,24 +84,20 @@ bool TryDirect(ManagedWindow& w, const Transfer& x, int* rc) {
 
 // The common case in a few instructions, inlined into MPI_Put and MPI_Get:
 // one predefined type on both sides, equal counts, a node-local target
-// mapped here in an epoch that gives access. Returns the target address and
-// sets `*bytes`; null sends the call through TryDirect's full checks
+// mapped here in an epoch that gives access. Sets the target address and
+// `*bytes`; false sends the call through TryDirect's full checks
 // (everything else, and every error).
-[[gnu::always_inline]] inline std::byte* FastAddress(
+[[gnu::always_inline]] inline bool FastAddress(
     const ManagedWindow& w, const void* origin, int count,
     MPI_Datatype origin_type, int target, MPI_Aint disp, int target_count,
-    MPI_Datatype target_type, MPI_Aint* bytes) {
+    MPI_Datatype target_type, MPI_Aint* bytes, std::byte** addr) {
   if (origin_type != target_type || count != target_count ||
       !IsBuiltinType(origin_type) || origin == nullptr) {
-    return nullptr;
+    return false;
   }
   // Negative and zero counts, and zero-size types, end up <= 0.
   *bytes = static_cast<MPI_Aint>(count) * BuiltinTypeSize(origin_type);
-  std::byte* addr;
-  if (*bytes <= 0 || !DirectWord(w, target, disp, *bytes, &addr)) {
-    return nullptr;
-  }
-  return addr;
+  return *bytes > 0 && DirectWord(w, target, disp, *bytes, addr);
 }
 
 // A served put or get of more than one word: the copy, then the profile.
@@ -139,9 +135,9 @@ bool TryDirect(ManagedWindow& w, const Transfer& x, int* rc) {
       return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
     }
     MPI_Aint bytes = 0;
-    if (std::byte* addr = FastAddress(*w, x.origin, x.origin_count,
-                                      x.origin_type, x.target, x.disp,
-                                      x.target_count, x.target_type, &bytes)) {
+    std::byte* addr = nullptr;
+    if (FastAddress(*w, x.origin, x.origin_count, x.origin_type, x.target,
+                    x.disp, x.target_count, x.target_type, &bytes, &addr)) {
       if (request != nullptr) *request = kCompletedRequest;
       const bool put = x.dir == Direction::kPut;
       return CopyServed(*w, kind, put ? static_cast<void*>(addr) : x.origin,
@@ -218,14 +214,12 @@ template <Direction kDir>
   // those to the slow path frees two registers.
   const ManagedWindow* w = FindManagedHome(win);
   MPI_Aint bytes = 0;
+  std::byte* addr = nullptr;
   // Profiled windows take the slow path (which counts what it serves), so
   // nothing here needs the arguments once the address is known.
-  std::byte* addr =
-      w == nullptr || w->profile != nullptr
-          ? nullptr
-          : FastAddress(*w, origin, count, type, target, disp, count, type,
-                        &bytes);
-  if (addr == nullptr) {
+  if (w == nullptr || w->profile != nullptr ||
+      !FastAddress(*w, origin, count, type, target, disp, count, type, &bytes,
+                   &addr)) {
     return PutGetSlow<kDir>(origin, count, type, target, disp, count, type,
                             win);
   }

@@ -131,22 +131,19 @@ int FlushAllTargets(ManagedWindow& w, FlushAllFn flush_all) {
 
 // This process's record of a lock it now holds.
 void MarkLocked(ManagedWindow& w, int rank, int lock_type, bool nocheck) {
-  TargetLockState& state = w.locks[rank];
-  state.mode = lock_type == MPI_LOCK_SHARED ? LockMode::kShared
-                                            : LockMode::kExclusive;
-  state.nocheck = nocheck;
-  state.mpi_ops_pending = false;
-  state.direct = true;
+  // The whole state in one store (a lock epoch has no PSCW fields set), so
+  // the inline unlock's one 8-byte load of it is forwarded from that store.
+  w.locks[rank] = {.direct = true,
+                   .mode = lock_type == MPI_LOCK_SHARED ? LockMode::kShared
+                                                        : LockMode::kExclusive,
+                   .nocheck = nocheck};
   w.epoch = AccessEpoch::kLock;
   ++w.locks_held;
 }
 
 // ... and of one it released.
 void MarkUnlocked(ManagedWindow& w, TargetLockState& state) {
-  state.mode = LockMode::kNone;
-  state.nocheck = false;
-  state.mpi_ops_pending = false;
-  state.direct = false;
+  state = {};  // one store, as in MarkLocked
   if (--w.locks_held == 0) {
     w.epoch = AccessEpoch::kNone;
     w.any_mpi_ops_pending = false;
@@ -154,24 +151,28 @@ void MarkUnlocked(ManagedWindow& w, TargetLockState& state) {
 }
 
 // Whether MPI_Win_lock's inline path applies: a valid rank with no lock of
-// this process yet, no assert, in no epoch or a lock epoch, on a plain
+// this process yet, in no epoch or a lock epoch, on a plain
 // window.
 [[gnu::always_inline]] inline bool FastLockApplies(const ManagedWindow& w,
-                                                   int rank, int assert) {
-  return assert == 0 && w.plain() &&
+                                                   int rank) {
+  const AccessEpoch epoch = w.epoch;  // one load of the atomic byte
+  return w.plain() &&
          static_cast<unsigned>(rank) < static_cast<unsigned>(w.comm_size()) &&
-         (w.epoch == AccessEpoch::kNone || w.epoch == AccessEpoch::kLock) &&
+         (epoch == AccessEpoch::kNone || epoch == AccessEpoch::kLock) &&
          w.locks[rank].mode == LockMode::kNone;
 }
 
 // The common unlock: a lock word this process took (an exclusive one by
 // announcement, its only one), nothing passed to MPI, no accumulate queued.
-// As in MPI_Win_lock, nothing here calls out, and false changes nothing the
-// slow path would not (it ends the accumulate burst too).
+// One compare of the target's whole lock state against LockedBits says
+// "locked, not NOCHECK, nothing passed to MPI"; a locked target means a
+// lock epoch (MarkLocked sets both; MarkUnlocked clears the mode and ends
+// the epoch with the last lock). As in MPI_Win_lock, nothing here calls
+// out, and false changes nothing the slow path would not (it ends the
+// accumulate burst too).
 [[gnu::always_inline]] inline bool TryFastUnlock(ManagedWindow& w, int rank) {
   if (!w.plain() ||
-      static_cast<unsigned>(rank) >= static_cast<unsigned>(w.comm_size()) ||
-      w.epoch != AccessEpoch::kLock) {
+      static_cast<unsigned>(rank) >= static_cast<unsigned>(w.comm_size())) {
     return false;
   }
   if (!w.deferred.idle()) [[unlikely]] {
@@ -179,15 +180,14 @@ void MarkUnlocked(ManagedWindow& w, TargetLockState& state) {
     w.deferred.Disarm();  // the burst ends here, as in CompleteDeferred
   }
   TargetLockState& state = w.locks[rank];
-  if (state.mode == LockMode::kNone || state.nocheck || state.mpi_ops_pending) {
-    return false;
-  }
-  if (state.mode == LockMode::kShared) {
-    PublishBeforeLockedRelease();  // the release below is the fence
-    ReleaseShared(w.lock_words(rank));
-  } else if (w.exclusive_share.HoldsOneAnnounced()) {
-    PublishBeforeLockedRelease();
+  const uint64_t bits = state.bits();
+  if (bits == LockedBits(LockMode::kExclusive) &&
+      w.exclusive_share.HoldsOneAnnounced()) {
+    PublishBeforeInlineLockedRelease();
     w.exclusive_share.ReleaseAnnounced(w.lock_words(rank).lock);
+  } else if (bits == LockedBits(LockMode::kShared)) {
+    PublishBeforeInlineLockedRelease();
+    ReleaseShared(w.lock_words(rank));
   } else {
     return false;
   }
@@ -330,14 +330,15 @@ extern "C" {
 // checks with the arguments it knows (assert 0, the lock type), so fewer
 // stay in registers and the inline path needs no stack frame.
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
+  // Asserts first: past this test `assert` is 0 and its register is free.
+  if (assert != 0) return LockSlow(lock_type, rank, assert, win);
   ManagedWindow* w = FindManagedHome(win);  // a miss: the slow path
-  if (w == nullptr || !FastLockApplies(*w, rank, assert)) {
-    return LockSlow(lock_type, rank, assert, win);
+  if (w == nullptr || !FastLockApplies(*w, rank)) {
+    return LockSlow(lock_type, rank, 0, win);
   }
   // MarkLocked with a constant type in each branch: its stores merge.
   if (lock_type == MPI_LOCK_EXCLUSIVE) {
-    if (!w->exclusive_share.TryAcquireAnnounced(w->all_shards(),
-                                                w->lock_words(rank).lock)) {
+    if (!w->exclusive_share.TryAcquireAnnounced(w->lock_words(rank).lock)) {
       return LockSlow(MPI_LOCK_EXCLUSIVE, rank, 0, win);
     }
     MarkLocked(*w, rank, MPI_LOCK_EXCLUSIVE, /*nocheck=*/false);

@@ -134,6 +134,40 @@ TEST(ShmLockTest, StripeWritersExcludeEveryoneReadersShare) {
   EXPECT_EQ(Holders(stripe.load()), 0u);
 }
 
+// TryEnterFree enters a gate only when nobody holds or waits for it, from
+// whatever ticket the counters have reached; otherwise it changes nothing.
+TEST(ShmLockTest, TryEnterFreeTakesOnlyAFreeGate) {
+  GateWord word{0};
+  EXPECT_TRUE(gate::TryEnterFree(word, gate::kBUnit));
+  EXPECT_EQ(word.load(), gate::kBUnit);
+  EXPECT_FALSE(gate::TryEnterFree(word, gate::kBUnit)) << "held";
+  EXPECT_EQ(word.load(), gate::kBUnit);
+  gate::Leave(word, gate::kBUnit);
+
+  // Tickets served and drawn alike (7): free.
+  const uint64_t served = (uint64_t{7} << 48) | (uint64_t{7} << 32);
+  word = served;
+  EXPECT_TRUE(gate::TryEnterFree(word, gate::kAUnit));
+  EXPECT_EQ(word.load(), served + gate::kAUnit);
+  gate::Leave(word, gate::kAUnit);
+
+  // A shared holder, or a locker queued (ticket 8 drawn, 7 served): not
+  // free, untouched.
+  word = served + gate::kAUnit;
+  EXPECT_FALSE(gate::TryEnterFree(word, gate::kBUnit));
+  EXPECT_EQ(word.load(), served + gate::kAUnit);
+  const uint64_t queued = (uint64_t{8} << 48) | (uint64_t{7} << 32);
+  word = queued;
+  EXPECT_FALSE(gate::TryEnterFree(word, gate::kBUnit));
+  EXPECT_EQ(word.load(), queued);
+
+  // The ticket counters at their top (0xffff): still recognised as free.
+  const uint64_t top = (uint64_t{0xffff} << 48) | (uint64_t{0xffff} << 32);
+  word = top;
+  EXPECT_TRUE(gate::TryEnterFree(word, gate::kBUnit));
+  EXPECT_EQ(word.load(), top + gate::kBUnit);
+}
+
 // Fairness: `streams` threads take epochs of one kind back to back, each
 // held `hold`, staggered so that at every moment one of them holds (a
 // waiter that needs a gap between them never finds one), until the needy
