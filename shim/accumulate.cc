@@ -415,13 +415,13 @@ void WordLaneStriped(const ManagedWindow& w, int target, uint64_t* word,
 }
 
 void WordLaneStripedAfterAttempt(const ManagedWindow& w, int target,
-                                 uint64_t* word, MPI_Op op,
+                                 uint64_t* word, MPI_Datatype type, MPI_Op op,
                                  const void* origin, const void* compare,
                                  void* result) {
   const Target& t = w.target(target);
   std::atomic<uint64_t>& mode = t.header->word_mode;
   NoteStripedMode(mode, *t.own_slot, mode.load(std::memory_order_acquire));
-  WordLaneStriped(w, target, word, MPI_UINT64_T, op, origin, compare, result);
+  WordLaneStriped(w, target, word, type, op, origin, compare, result);
 }
 
 }  // namespace rmashim

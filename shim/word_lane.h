@@ -1,6 +1,7 @@
-// The word lane: MPI_Fetch_and_op and MPI_Compare_and_swap of one 8-byte
-// integer on a plain window (issue 17). These are the shapes counters,
-// GUPS, queues and mutexes use, and their CPU floor is one locked
+// The word lane: MPI_Fetch_and_op, MPI_Compare_and_swap and MPI_Accumulate
+// of one 8-byte integer (and MPI_Accumulate's MPI_SUM of one double) on a
+// plain window (issue 17). These are the shapes counters, GUPS, queues,
+// mutexes and histogram updates use, and their CPU floor is one locked
 // instruction: every instruction the shim adds around it costs time the
 // locked instruction cannot hide (about 0.06 ns each on this machine, past
 // the first few dozen). So the lane does the fast path's checks (access.h:
@@ -15,6 +16,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
@@ -76,24 +78,28 @@ inline uint64_t LoadWord(const void* p) {
 // wrappers' out-of-line path (kOutOfLine). Both serve a target whose mode
 // word asks for stripes through the stripes; the inline one keeps only
 // what that needs alive past its checks (see WordLaneStripedAfterAttempt).
-enum class LaneMiss { kInline, kOutOfLine };
+// kDecline, inlined too, declines such a target instead (having changed
+// nothing), so its wrapper's every miss is one jump to its other path.
+enum class LaneMiss { kInline, kOutOfLine, kDecline };
 
 // The inline lane's attempt found the target's mode word asking for
 // stripes: the streak of the mode word counted, then the update through
-// the stripes (WordLaneStriped). Out of line, with the op fixed by the
-// lane and the type as MPI_UINT64_T: SUM, REPLACE, NO_OP and
-// compare-and-swap do the same to every 8-byte integer type, signed or
-// not, so the wrapper's other arguments are dead once its checks passed.
+// the stripes (WordLaneStriped). Out of line, with the op and the type
+// fixed by the lane (MPI_UINT64_T for every integer lane: SUM, REPLACE,
+// NO_OP, the bitwise ops and compare-and-swap do the same to every 8-byte
+// integer type, signed or not), so the wrapper's other arguments are dead
+// once its checks passed.
 [[gnu::noinline]] void WordLaneStripedAfterAttempt(const ManagedWindow& w,
                                                    int target, uint64_t* word,
-                                                   MPI_Op op,
+                                                   MPI_Datatype type, MPI_Op op,
                                                    const void* origin,
                                                    const void* compare,
                                                    void* result);
 
 // A word lane call, once its arguments passed: the word it may touch
 // (WordLaneTarget), then `update` announced and unstriped while the
-// target's mode word allows, else through the stripes. True when done.
+// target's mode word allows, else through the stripes as `type` and `op`
+// (the lane's, which apply to the caller's type alike). True when done.
 template <LaneMiss miss, typename Update>
 [[gnu::always_inline]] inline bool RunWordLane(const ManagedWindow& w,
                                                int target, MPI_Aint disp,
@@ -105,9 +111,11 @@ template <LaneMiss miss, typename Update>
   if (!WordLaneTarget(w, target, disp, &word)) [[unlikely]] return false;
   const Target& t = w.target(target);
   auto run = [&] [[gnu::always_inline]] { update(word); };
-  if constexpr (miss == LaneMiss::kInline) {
+  if constexpr (miss == LaneMiss::kDecline) {
+    return TryUnstriped(t.header->word_mode, *t.own_slot, run);
+  } else if constexpr (miss == LaneMiss::kInline) {
     if (!TryUnstriped(t.header->word_mode, *t.own_slot, run)) [[unlikely]] {
-      WordLaneStripedAfterAttempt(w, target, word, op, origin, compare,
+      WordLaneStripedAfterAttempt(w, target, word, type, op, origin, compare,
                                   result);
     }
   } else {
@@ -133,7 +141,7 @@ template <LaneMiss miss = LaneMiss::kOutOfLine>
   }
   auto lane = [&] [[gnu::always_inline]] (auto fetch) {
     return RunWordLane<miss>(
-        w, target, disp, type, op, origin, nullptr, result,
+        w, target, disp, MPI_UINT64_T, op, origin, nullptr, result,
         [&] [[gnu::always_inline]] (uint64_t* word) {
           const uint64_t old = fetch(std::atomic_ref<uint64_t>(*word));
           std::memcpy(result, &old, 8);
@@ -165,13 +173,59 @@ template <LaneMiss miss = LaneMiss::kOutOfLine>
     return false;
   }
   return RunWordLane<miss>(
-      w, target, disp, type, MPI_OP_NULL, origin, compare, result,
+      w, target, disp, MPI_UINT64_T, MPI_OP_NULL, origin, compare, result,
       [&] [[gnu::always_inline]] (uint64_t* word) {
         uint64_t expected = LoadWord(compare);
         std::atomic_ref<uint64_t>(*word).compare_exchange_strong(
             expected, LoadWord(origin));
         std::memcpy(result, &expected, 8);  // the old value
       });
+}
+
+// MPI_Accumulate of one element: MPI_SUM, MPI_BXOR, MPI_BOR or MPI_BAND
+// on an 8-byte integer (one locked instruction), or MPI_SUM on MPI_DOUBLE
+// (a compare-and-swap loop, as the element kernels do it). True when done.
+template <LaneMiss miss = LaneMiss::kOutOfLine>
+[[gnu::always_inline]] inline bool TryWordAccumulate(ManagedWindow& w,
+                                                     MPI_Datatype type,
+                                                     MPI_Op op, int target,
+                                                     MPI_Aint disp,
+                                                     const void* origin) {
+  if (origin == nullptr) [[unlikely]] return false;
+  auto lane = [&] [[gnu::always_inline]] (MPI_Datatype lane_type, MPI_Op lane_op,
+                                          auto update) {
+    return RunWordLane<miss>(
+        w, target, disp, lane_type, lane_op, origin, nullptr, nullptr,
+        [&] [[gnu::always_inline]] (uint64_t* word) {
+          update(std::atomic_ref<uint64_t>(*word));
+        });
+  };
+  if (IsWordIntegerType(type)) [[likely]] {
+    // One locked instruction each (its old value unused).
+    auto rmw = [&] [[gnu::always_inline]] (MPI_Op lane_op, auto apply) {
+      return lane(MPI_UINT64_T, lane_op, [&](std::atomic_ref<uint64_t> ref) {
+        apply(ref, LoadWord(origin));
+      });
+    };
+    using Ref = std::atomic_ref<uint64_t>;
+    switch (op) {
+      case MPI_SUM: return rmw(MPI_SUM, [](Ref r, uint64_t v) { r.fetch_add(v); });
+      case MPI_BXOR: return rmw(MPI_BXOR, [](Ref r, uint64_t v) { r.fetch_xor(v); });
+      case MPI_BOR: return rmw(MPI_BOR, [](Ref r, uint64_t v) { r.fetch_or(v); });
+      case MPI_BAND: return rmw(MPI_BAND, [](Ref r, uint64_t v) { r.fetch_and(v); });
+      default: return false;
+    }
+  }
+  if (type == MPI_DOUBLE && op == MPI_SUM) {
+    return lane(MPI_DOUBLE, MPI_SUM, [&](std::atomic_ref<uint64_t> ref) {
+      const double x = std::bit_cast<double>(LoadWord(origin));
+      uint64_t old = ref.load(std::memory_order_relaxed);
+      while (!ref.compare_exchange_weak(
+          old, std::bit_cast<uint64_t>(std::bit_cast<double>(old) + x))) {
+      }
+    });
+  }
+  return false;
 }
 
 }  // namespace rmashim

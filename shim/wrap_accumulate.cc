@@ -201,14 +201,17 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
                             target_rank, target_disp, win);
 }
 
-}  // namespace
-
-extern "C" {
-
-int MPI_Accumulate(const void* origin_addr, int origin_count,
-                   MPI_Datatype origin_datatype, int target_rank,
-                   MPI_Aint target_disp, int target_count,
-                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+// What the word lane inlined into MPI_Accumulate did not serve: the first
+// accumulate since the last synchronization at once, the burst after it
+// queued (deferred_atomics.h), everything else through AccumulateNow. Out
+// of line with the wrapper's own arguments, so the lane ends in a jump.
+[[gnu::noinline]] int AccumulateOther(const void* origin_addr,
+                                      int origin_count,
+                                      MPI_Datatype origin_datatype,
+                                      int target_rank, MPI_Aint target_disp,
+                                      int target_count,
+                                      MPI_Datatype target_datatype, MPI_Op op,
+                                      MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   if (w != nullptr && target_count == 1 && origin_count == 1 &&
       origin_datatype == target_datatype && op != MPI_NO_OP) {
@@ -229,6 +232,46 @@ int MPI_Accumulate(const void* origin_addr, int origin_count,
   return AccumulateNow(w, origin_addr, origin_count, origin_datatype,
                        target_rank, target_disp, target_count,
                        target_datatype, op, win);
+}
+
+// ... for one element of the same type on both sides, past the lane's
+// checks: six arguments, all in registers (the type, rank and displacement
+// where MPI_Accumulate receives them), so the lane keeps few alive.
+[[gnu::noinline]] int AccumulateOneOther(const void* origin_addr, MPI_Op op,
+                                         MPI_Datatype datatype,
+                                         int target_rank, MPI_Aint target_disp,
+                                         MPI_Win win) {
+  return AccumulateOther(origin_addr, 1, datatype, target_rank, target_disp, 1,
+                         datatype, op, win);
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Accumulate(const void* origin_addr, int origin_count,
+                   MPI_Datatype origin_datatype, int target_rank,
+                   MPI_Aint target_disp, int target_count,
+                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+  // One word at once through the lane when nothing is queued or armed;
+  // then arm, as AccumulateOther would have before applying it, so the
+  // burst that follows is queued.
+  if (origin_count != 1 || target_count != 1 ||
+      origin_datatype != target_datatype) {
+    return AccumulateOther(origin_addr, origin_count, origin_datatype,
+                           target_rank, target_disp, target_count,
+                           target_datatype, op, win);
+  }
+  ManagedWindow* w = FindManagedHome(win);  // a miss: the Other path
+  if (w != nullptr && w->deferred.idle() &&
+      TryWordAccumulate<LaneMiss::kDecline>(*w, origin_datatype, op,
+                                            target_rank, target_disp,
+                                            origin_addr)) {
+    w->deferred.Arm();
+    return MPI_SUCCESS;  // a plain window: no profile
+  }
+  return AccumulateOneOther(origin_addr, op, origin_datatype, target_rank,
+                            target_disp, win);
 }
 
 int MPI_Raccumulate(const void* origin_addr, int origin_count,
