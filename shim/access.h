@@ -58,9 +58,11 @@ inline EpochAccess CheckEpoch(ManagedWindow& w, int target) {
 // (in PSCW: a target of the current start whose post has been matched, as
 // CheckEpoch would find after AwaitPost), the target's memory is mapped
 // here and the bytes lie inside it.
-inline bool DirectWord(const ManagedWindow& w, int target, MPI_Aint disp,
-                       MPI_Aint bytes, std::byte** addr) {
-  if (static_cast<unsigned>(target) >= static_cast<unsigned>(w.comm_size()) ||
+// `ranks`: the targets to admit, 0..ranks-1 (comm_size(), or a fast path's
+// bound that is 0 on windows it does not serve).
+inline bool DirectWordBelow(const ManagedWindow& w, int ranks, int target,
+                            MPI_Aint disp, MPI_Aint bytes, std::byte** addr) {
+  if (static_cast<unsigned>(target) >= static_cast<unsigned>(ranks) ||
       disp < 0) {
     return false;
   }
@@ -77,6 +79,11 @@ inline bool DirectWord(const ManagedWindow& w, int target, MPI_Aint disp,
   }
   *addr = t.base + offset;
   return true;
+}
+
+inline bool DirectWord(const ManagedWindow& w, int target, MPI_Aint disp,
+                       MPI_Aint bytes, std::byte** addr) {
+  return DirectWordBelow(w, w.comm_size(), target, disp, bytes, addr);
 }
 
 // Whether `layout` placed at `disp` fits inside the target's window; false

@@ -135,6 +135,7 @@ void ManagedWindow::SetTargets(const Announcement* all,
   const int comm_size = static_cast<int>(node_index_.size());
   targets_.resize(comm_size);
   comm_size_ = comm_size;
+  unprofiled_ranks_ = profile != nullptr ? 0 : comm_size;
   locks.resize(comm_size);
   pscw.posts_consumed.resize(comm_size);
   for (int r = 0; r < comm_size; ++r) {
@@ -210,7 +211,9 @@ bool ManagedWindow::CanAttach() const {
 // rank has started it.
 void ManagedWindow::Finish() {
   exclusive_share.set_threaded(g_runtime.thread_multiple());
-  plain_ = single_node_ && !g_runtime.thread_multiple() && profile == nullptr;
+  const bool plain =
+      single_node_ && !g_runtime.thread_multiple() && profile == nullptr;
+  plain_ranks_ = plain ? comm_size_ : 0;
   if (single_node_) {
     exclusive_share.set_announcement(
         &targets_[rank_].header->exclusive_announced,
@@ -226,7 +229,7 @@ void ManagedWindow::Finish() {
   }
   // On a single-node window every target is node-local, so each got its
   // own_slot above.
-  word_lane_ = plain_ && unstriped_slot_ >= 0;
+  lane_ranks_ = plain && unstriped_slot_ >= 0 ? comm_size_ : 0;
   if (!single_node_) return;
   PMPI_Win_lock_all(MPI_MODE_NOCHECK, app_win_);
   holds_mpi_epoch_ = true;

@@ -249,15 +249,27 @@ class ManagedWindow {
   // The profile record (profile.h); nullptr when profiling is off.
   WindowProfile* profile = nullptr;
   // Whether the window is plain: profiling off, one MPI thread, every rank
-  // on this node. Fixed once the window is created and its profile set, so
-  // fast paths test one byte for all three.
-  bool plain() const { return plain_; }
-  // Plain, and this process has an unstriped slot in every target (so
-  // every Target::own_slot is set): the word lane's one test (word_lane.h).
-  bool word_lane() const { return word_lane_; }
+  // on this node. Fixed once the window is created and its profile set.
+  bool plain() const { return plain_ranks_ != 0; }
+  // A window rank of a plain window: one unsigned compare for both (the
+  // bound is comm_size() when plain, else 0), for the fast paths.
+  bool PlainRank(int rank) const {
+    return static_cast<unsigned>(rank) < static_cast<unsigned>(plain_ranks_);
+  }
+  // A window rank of a plain window where this process has an unstriped
+  // slot in every target (so every Target::own_slot is set): the word
+  // lane's one compare (word_lane.h).
+  bool LaneRank(int rank) const {
+    return static_cast<unsigned>(rank) < static_cast<unsigned>(lane_ranks_);
+  }
+  // comm_size() when profiling is off, else 0: put's and get's inline
+  // path admits targets below it (one compare for the rank and the
+  // profile; profiled windows take the path that counts).
+  int unprofiled_ranks() const { return unprofiled_ranks_; }
   void SetProfile(WindowProfile* p) {
     profile = p;
-    if (p != nullptr) plain_ = word_lane_ = false;
+    unprofiled_ranks_ = p != nullptr ? 0 : comm_size_;
+    if (p != nullptr) plain_ranks_ = lane_ranks_ = 0;
   }
 
   // Locks live in shared memory only when every rank is on this node; a
@@ -354,8 +366,9 @@ class ManagedWindow {
 
   MPI_Win app_win_ = MPI_WIN_NULL;
   bool single_node_ = false;
-  bool plain_ = false;  // Finish, SetProfile
-  bool word_lane_ = false;  // Finish, SetProfile
+  int plain_ranks_ = 0;  // comm_size_ when plain (Finish, SetProfile)
+  int lane_ranks_ = 0;   // ... and with unstriped slots
+  int unprofiled_ranks_ = 0;  // comm_size_ unless profiled (SetTargets)
   bool holds_mpi_epoch_ = false;  // lock_all(MPI_MODE_NOCHECK) on app_win_
   NodeSegments segments_;
   std::vector<int> node_index_;  // per window rank: NodeIndexOf

@@ -28,9 +28,9 @@
 
 namespace rmashim {
 
-// Where the lane may touch the target word: a plain window where this
-// process announces in unstriped slots of its own (ManagedWindow::
-// word_lane: every Target::own_slot set), a window rank it may access
+// Where the lane may touch the target word: a window rank of a plain
+// window where this process announces in unstriped slots of its own
+// (ManagedWindow::LaneRank: every Target::own_slot set), which it may access
 // directly in a lock_all or fence epoch or under a shared lock (under an
 // exclusive one accumulate.h updates with plain loads and stores; PSCW
 // epochs wait for posts), and an aligned word inside its memory. DirectWord's checks, with the epoch looked at once. False:
@@ -38,16 +38,15 @@ namespace rmashim {
 [[gnu::always_inline]] inline bool WordLaneTarget(const ManagedWindow& w,
                                                   int target, MPI_Aint disp,
                                                   uint64_t** word) {
-  if (!w.word_lane() ||
-      static_cast<unsigned>(target) >= static_cast<unsigned>(w.comm_size()) ||
-      disp < 0) [[unlikely]] {
+  if (!w.LaneRank(target) || disp < 0) [[unlikely]] {
     return false;
   }
   const AccessEpoch epoch = w.epoch;
-  if (!GivesEveryTarget(epoch) &&
-      (epoch != AccessEpoch::kLock ||
-       w.locks[target].mode != LockMode::kShared)) [[unlikely]] {
-    return false;
+  if (!GivesEveryTarget(epoch)) [[unlikely]] {
+    if (epoch != AccessEpoch::kLock ||
+        w.locks[target].mode != LockMode::kShared) {
+      return false;
+    }
   }
   const Target& t = w.target(target);
   MPI_Aint offset;  // direct_size -1 (not mapped here) fails the test
@@ -200,7 +199,17 @@ template <LaneMiss miss = LaneMiss::kOutOfLine>
           update(std::atomic_ref<uint64_t>(*word));
         });
   };
-  if (IsWordIntegerType(type)) [[likely]] {
+  if (type == MPI_DOUBLE) {  // one compare: test it before the integers
+    if (op != MPI_SUM) return false;
+    return lane(MPI_DOUBLE, MPI_SUM, [&](std::atomic_ref<uint64_t> ref) {
+      const double x = std::bit_cast<double>(LoadWord(origin));
+      uint64_t old = ref.load(std::memory_order_relaxed);
+      while (!ref.compare_exchange_weak(
+          old, std::bit_cast<uint64_t>(std::bit_cast<double>(old) + x))) {
+      }
+    });
+  }
+  if (IsWordIntegerType(type)) {
     // One locked instruction each (its old value unused).
     auto rmw = [&] [[gnu::always_inline]] (MPI_Op lane_op, auto apply) {
       return lane(MPI_UINT64_T, lane_op, [&](std::atomic_ref<uint64_t> ref) {
@@ -215,15 +224,6 @@ template <LaneMiss miss = LaneMiss::kOutOfLine>
       case MPI_BAND: return rmw(MPI_BAND, [](Ref r, uint64_t v) { r.fetch_and(v); });
       default: return false;
     }
-  }
-  if (type == MPI_DOUBLE && op == MPI_SUM) {
-    return lane(MPI_DOUBLE, MPI_SUM, [&](std::atomic_ref<uint64_t> ref) {
-      const double x = std::bit_cast<double>(LoadWord(origin));
-      uint64_t old = ref.load(std::memory_order_relaxed);
-      while (!ref.compare_exchange_weak(
-          old, std::bit_cast<uint64_t>(std::bit_cast<double>(old) + x))) {
-      }
-    });
   }
   return false;
 }

@@ -38,8 +38,8 @@ int Fail(const ManagedWindow& w, int code) {
 
 bool InPassiveEpochWith(const ManagedWindow& w, int rank) {
   const AccessEpoch epoch = w.epoch;  // one load
-  return epoch == AccessEpoch::kLockAll ||
-         (epoch == AccessEpoch::kLock && w.locks[rank].mode != LockMode::kNone);
+  if (epoch == AccessEpoch::kLockAll) [[likely]] return true;
+  return epoch == AccessEpoch::kLock && w.locks[rank].mode != LockMode::kNone;
 }
 
 void ClearPending(ManagedWindow& w) {
@@ -77,13 +77,14 @@ int FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
 // per-target state. On a window spanning nodes the target must be
 // node-local with nothing of its own pending.
 inline bool FastFlushApplies(const ManagedWindow& w, int rank) {
+  if (w.PlainRank(rank)) [[likely]] {
+    return InPassiveEpochWith(w, rank) && !w.any_mpi_ops_pending;
+  }
   return static_cast<unsigned>(rank) < static_cast<unsigned>(w.comm_size()) &&
-         InPassiveEpochWith(w, rank) &&
-         (w.plain() ? !w.any_mpi_ops_pending
-                    : w.profile == nullptr && !w.locks_in_shm() &&
-                          !g_runtime.thread_multiple() &&
-                          w.target(rank).node_local() &&
-                          !w.locks[rank].mpi_ops_pending);
+         !w.plain() && InPassiveEpochWith(w, rank) &&
+         w.profile == nullptr && !w.locks_in_shm() &&
+         !g_runtime.thread_multiple() && w.target(rank).node_local() &&
+         !w.locks[rank].mpi_ops_pending;
 }
 
 // A fast flush with accumulates queued: they are applied first. Out of
@@ -130,10 +131,11 @@ int FlushAllTargets(ManagedWindow& w, FlushAllFn flush_all) {
 }
 
 // This process's record of a lock it now holds.
-void MarkLocked(ManagedWindow& w, int rank, int lock_type, bool nocheck) {
+void MarkLocked(ManagedWindow& w, TargetLockState& state, int lock_type,
+                bool nocheck) {
   // The whole state in one store (a lock epoch has no PSCW fields set), so
   // the inline unlock's one 8-byte load of it is forwarded from that store.
-  w.locks[rank] = {.direct = true,
+  state = {.direct = true,
                    .mode = lock_type == MPI_LOCK_SHARED ? LockMode::kShared
                                                         : LockMode::kExclusive,
                    .nocheck = nocheck};
@@ -144,7 +146,7 @@ void MarkLocked(ManagedWindow& w, int rank, int lock_type, bool nocheck) {
 // ... and of one it released.
 void MarkUnlocked(ManagedWindow& w, TargetLockState& state) {
   state = {};  // one store, as in MarkLocked
-  if (--w.locks_held == 0) {
+  if (--w.locks_held == 0) [[likely]] {  // most epochs lock one target
     w.epoch = AccessEpoch::kNone;
     w.any_mpi_ops_pending = false;
   }
@@ -156,8 +158,7 @@ void MarkUnlocked(ManagedWindow& w, TargetLockState& state) {
 [[gnu::always_inline]] inline bool FastLockApplies(const ManagedWindow& w,
                                                    int rank) {
   const AccessEpoch epoch = w.epoch;  // one load of the atomic byte
-  return w.plain() &&
-         static_cast<unsigned>(rank) < static_cast<unsigned>(w.comm_size()) &&
+  return w.PlainRank(rank) &&
          (epoch == AccessEpoch::kNone || epoch == AccessEpoch::kLock) &&
          w.locks[rank].mode == LockMode::kNone;
 }
@@ -171,10 +172,7 @@ void MarkUnlocked(ManagedWindow& w, TargetLockState& state) {
 // out, and false changes nothing the slow path would not (it ends the
 // accumulate burst too).
 [[gnu::always_inline]] inline bool TryFastUnlock(ManagedWindow& w, int rank) {
-  if (!w.plain() ||
-      static_cast<unsigned>(rank) >= static_cast<unsigned>(w.comm_size())) {
-    return false;
-  }
+  if (!w.PlainRank(rank)) return false;
   if (!w.deferred.idle()) [[unlikely]] {
     if (!w.deferred.empty()) return false;
     w.deferred.Disarm();  // the burst ends here, as in CompleteDeferred
@@ -182,7 +180,7 @@ void MarkUnlocked(ManagedWindow& w, TargetLockState& state) {
   TargetLockState& state = w.locks[rank];
   const uint64_t bits = state.bits();
   if (bits == LockedBits(LockMode::kExclusive) &&
-      w.exclusive_share.HoldsOneAnnounced()) {
+      w.exclusive_share.HoldsOneAnnounced()) [[likely]] {
     PublishBeforeInlineLockedRelease();
     w.exclusive_share.ReleaseAnnounced(w.lock_words(rank).lock);
   } else if (bits == LockedBits(LockMode::kShared)) {
@@ -221,7 +219,7 @@ int Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
     });
   }
   StateGuard guard(w.state_mutex);  // taken after spinning, never during
-  MarkLocked(w, rank, lock_type, nocheck);
+  MarkLocked(w, w.locks[rank], lock_type, nocheck);
   return MPI_SUCCESS;
 }
 
@@ -336,17 +334,20 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
   if (w == nullptr || !FastLockApplies(*w, rank)) {
     return LockSlow(lock_type, rank, 0, win);
   }
+  // Its address taken before the lock word's CAS, which the compiler
+  // cannot move loads across (the vector's data pointer is not reloaded).
+  TargetLockState& state = w->locks[rank];
   // MarkLocked with a constant type in each branch: its stores merge.
-  if (lock_type == MPI_LOCK_EXCLUSIVE) {
+  if (lock_type == MPI_LOCK_EXCLUSIVE) [[likely]] {
     if (!w->exclusive_share.TryAcquireAnnounced(w->lock_words(rank).lock)) {
       return LockSlow(MPI_LOCK_EXCLUSIVE, rank, 0, win);
     }
-    MarkLocked(*w, rank, MPI_LOCK_EXCLUSIVE, /*nocheck=*/false);
+    MarkLocked(*w, state, MPI_LOCK_EXCLUSIVE, /*nocheck=*/false);
     return MPI_SUCCESS;
   }
   if (lock_type == MPI_LOCK_SHARED &&
       gate::TryEnter(w->lock_words(rank).lock, gate::kAUnit, gate::kBMask)) {
-    MarkLocked(*w, rank, MPI_LOCK_SHARED, /*nocheck=*/false);
+    MarkLocked(*w, state, MPI_LOCK_SHARED, /*nocheck=*/false);
     return MPI_SUCCESS;
   }
   return LockSlow(lock_type, rank, 0, win);
