@@ -66,10 +66,8 @@ inline bool DirectWordBelow(const ManagedWindow& w, int ranks, int target,
       disp < 0) {
     return false;
   }
-  // Lock and PSCW epochs: TargetLockState::direct says it for the target.
-  if (!GivesEveryTarget(w.epoch) && !w.locks[target].direct) {
-    return false;
-  }
+  // TargetLockState::direct says it for every kind of epoch.
+  if (!w.locks[target].direct) return false;
   const Target& t = w.target(target);
   MPI_Aint offset;  // direct_size -1 (not mapped here) fails the last test
   if (__builtin_mul_overflow(disp, static_cast<MPI_Aint>(t.disp_unit),

@@ -59,8 +59,8 @@ int ShmFence(ManagedWindow& w, int assert) {
   // With nothing before and nothing after, the fence orders nothing.
   const bool noop = (assert & MPI_MODE_NOPRECEDE) && (assert & MPI_MODE_NOSUCCEED);
   if (!noop) NodeBarrier(w);
-  w.epoch = (assert & MPI_MODE_NOSUCCEED) ? AccessEpoch::kNone
-                                          : AccessEpoch::kFence;
+  w.SetEpoch((assert & MPI_MODE_NOSUCCEED) ? AccessEpoch::kNone
+                                            : AccessEpoch::kFence);
   return rc;
 }
 
@@ -96,7 +96,7 @@ int ShmStart(ManagedWindow& w, MPI_Group group, int assert) {
   }
   w.pscw.access_group = std::move(targets);
   w.pscw.access_nocheck = (assert & MPI_MODE_NOCHECK) != 0;
-  w.epoch = AccessEpoch::kPscw;
+  w.SetEpoch(AccessEpoch::kPscw);
   return MPI_SUCCESS;
 }
 
@@ -112,7 +112,7 @@ int ShmComplete(ManagedWindow& w) {
     w.locks[t].direct = false;
   }
   w.pscw.access_group.clear();
-  w.epoch = AccessEpoch::kNone;
+  w.SetEpoch(AccessEpoch::kNone);
   return rc;
 }
 

@@ -178,10 +178,11 @@ enum class LockMode : uint8_t { kNone, kShared, kExclusive };
 // Eight bytes, so the fast paths index the array with a scaled address.
 struct alignas(8) TargetLockState {
   // The current epoch gives direct access to the target without waiting:
-  // a lock on it (mode != kNone), or, in a shared-memory PSCW epoch, a
+  // a fence or lock_all epoch (every target: ManagedWindow::SetEpoch), a
+  // lock on it (mode != kNone), or, in a shared-memory PSCW epoch, a
   // target of the current start whose post has been matched. Kept by the
-  // code that changes those fields, so DirectWord (access.h) tests one
-  // byte for them all.
+  // code that changes those epochs and fields, so DirectWord (access.h)
+  // tests this one byte for them all.
   bool direct = false;
   LockMode mode = LockMode::kNone;
   bool nocheck = false;          // MPI_MODE_NOCHECK: no lock word was taken
@@ -330,6 +331,17 @@ class ManagedWindow {
 
   // Origin-side epoch state (local to this process).
   EpochWord epoch;  // read without state_mutex: see EpochWord
+  // Changes `epoch` between the kinds that give every target (fence,
+  // lock_all) and the others, keeping every TargetLockState::direct true
+  // exactly while it gives every target: the fast paths then test one byte.
+  // (Lock and PSCW epochs set and clear their targets' bytes themselves.)
+  void SetEpoch(AccessEpoch e) {
+    const bool every = GivesEveryTarget(e);
+    if (GivesEveryTarget(epoch) != every) {
+      for (TargetLockState& s : locks) s.direct = every;
+    }
+    epoch = e;
+  }
   int locks_held = 0;
   ExclusiveShare exclusive_share;  // this process's exclusive locks (shm_lock.h)
   bool lock_all_nocheck = false;

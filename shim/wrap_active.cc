@@ -26,7 +26,7 @@ int MpiFence(ManagedWindow& w, int assert) {
   if (opens_epoch && (assert & MPI_MODE_NOPRECEDE) && w.has_node_peers()) {
     NodeBarrier(w);
   }
-  w.epoch = opens_epoch ? AccessEpoch::kFence : AccessEpoch::kNone;
+  w.SetEpoch(opens_epoch ? AccessEpoch::kFence : AccessEpoch::kNone);
   return MPI_SUCCESS;
 }
 
@@ -57,7 +57,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
     return RaiseOnWindow(win, ShmStart(*w, group, assert));
   }
   const int rc = PMPI_Win_start(group, assert, win);
-  if (rc == MPI_SUCCESS) w->epoch = AccessEpoch::kPscw;
+  if (rc == MPI_SUCCESS) w->SetEpoch(AccessEpoch::kPscw);
   return rc;
 }
 
@@ -67,7 +67,7 @@ int MPI_Win_complete(MPI_Win win) {
   if (w == nullptr) return PMPI_Win_complete(win);
   if (w->locks_in_shm()) return RaiseOnWindow(win, ShmComplete(*w));
   const int rc = PMPI_Win_complete(win);
-  if (rc == MPI_SUCCESS) w->epoch = AccessEpoch::kNone;
+  if (rc == MPI_SUCCESS) w->SetEpoch(AccessEpoch::kNone);
   return rc;
 }
 

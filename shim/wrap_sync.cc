@@ -219,6 +219,8 @@ int Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
     });
   }
   StateGuard guard(w.state_mutex);  // taken after spinning, never during
+  // After a fence that opened an epoch: every other target's byte cleared.
+  if (GivesEveryTarget(w.epoch)) w.SetEpoch(AccessEpoch::kNone);
   MarkLocked(w, w.locks[rank], lock_type, nocheck);
   return MPI_SUCCESS;
 }
@@ -288,7 +290,7 @@ int LockAll(ManagedWindow& w, int assert) {
       return AcquireAll(w.own_all_shard(), w.all_shards());
     });
   }
-  w.epoch = AccessEpoch::kLockAll;
+  w.SetEpoch(AccessEpoch::kLockAll);
   return MPI_SUCCESS;
 }
 
@@ -311,7 +313,7 @@ int UnlockAll(ManagedWindow& w) {
     if (!w.lock_all_nocheck) ReleaseAll(w.own_all_shard());
   }
   ClearPending(w);
-  w.epoch = AccessEpoch::kNone;
+  w.SetEpoch(AccessEpoch::kNone);
   return rc;
 }
 
