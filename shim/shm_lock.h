@@ -278,11 +278,13 @@ class ExclusiveShare {
     // visible before the shards are read (x86; elsewhere a fence).
     if (enter()) [[likely]] {
       FenceAfterAnnouncing();
-      if (open()) [[likely]] {
-        hold_ = kOneAnnounced;
-        return true;
+      if (!open()) [[unlikely]] {
+        gate::Leave(target, gate::kBUnit);
+        announcement->store(0, std::memory_order_release);
+        return false;
       }
-      gate::Leave(target, gate::kBUnit);
+      hold_ = kOneAnnounced;
+      return true;
     }
     announcement->store(0, std::memory_order_release);
     return false;
@@ -300,9 +302,10 @@ class ExclusiveShare {
     } while (++i < all.count);
     return true;
   }
+  // One test of both: no class A holder, tickets served == drawn.
   static bool ShardOpen(const GateWord& shard) {
     const uint64_t w = shard.load(std::memory_order_relaxed);
-    return (w & gate::kAMask) == 0 && gate::NobodyQueued(w);
+    return ((w & gate::kAMask) | (((w >> 32) ^ (w >> 48)) & 0xffff)) == 0;
   }
   void UpdateSolo() {
     solo_announcement_ =

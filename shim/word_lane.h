@@ -126,8 +126,8 @@ template <LaneMiss miss, typename Update>
 }
 
 // MPI_Fetch_and_op of MPI_SUM, MPI_REPLACE or MPI_NO_OP on one 8-byte
-// integer. True when done. One lane per op, MPI_SUM first: the op is
-// tested once.
+// integer. True when done. One lane per op, MPI_SUM straight through: the
+// op is tested once.
 template <LaneMiss miss = LaneMiss::kOutOfLine>
 [[gnu::always_inline]] inline bool TryWordFetchAndOp(ManagedWindow& w,
                                                      MPI_Datatype type,
@@ -146,20 +146,20 @@ template <LaneMiss miss = LaneMiss::kOutOfLine>
           std::memcpy(result, &old, 8);
         });
   };
-  if (op == MPI_SUM && origin != nullptr) [[likely]] {
-    return lane([&](std::atomic_ref<uint64_t> ref) {
-      return ref.fetch_add(LoadWord(origin));
-    });
+  if (op != MPI_SUM || origin == nullptr) [[unlikely]] {  // SUM runs through
+    if (op == MPI_REPLACE && origin != nullptr) {
+      return lane([&](std::atomic_ref<uint64_t> ref) {
+        return ref.exchange(LoadWord(origin));
+      });
+    }
+    if (op == MPI_NO_OP) {
+      return lane([](std::atomic_ref<uint64_t> ref) { return ref.load(); });
+    }
+    return false;
   }
-  if (op == MPI_REPLACE && origin != nullptr) {
-    return lane([&](std::atomic_ref<uint64_t> ref) {
-      return ref.exchange(LoadWord(origin));
-    });
-  }
-  if (op == MPI_NO_OP) {
-    return lane([](std::atomic_ref<uint64_t> ref) { return ref.load(); });
-  }
-  return false;
+  return lane([&](std::atomic_ref<uint64_t> ref) {
+    return ref.fetch_add(LoadWord(origin));
+  });
 }
 
 // MPI_Compare_and_swap of one 8-byte integer. True when done.
@@ -199,7 +199,9 @@ template <LaneMiss miss = LaneMiss::kOutOfLine>
           update(std::atomic_ref<uint64_t>(*word));
         });
   };
-  if (type == MPI_DOUBLE) {  // one compare: test it before the integers
+  // MPI_DOUBLE runs through (one compare, tested before the integers;
+  // the commonest accumulate of numerical codes), the integers aside.
+  if (type == MPI_DOUBLE) [[likely]] {
     if (op != MPI_SUM) return false;
     return lane(MPI_DOUBLE, MPI_SUM, [&](std::atomic_ref<uint64_t> ref) {
       const double x = std::bit_cast<double>(LoadWord(origin));

@@ -257,7 +257,7 @@ int MPI_Accumulate(const void* origin_addr, int origin_count,
   // then arm, as AccumulateOther would have before applying it, so the
   // burst that follows is queued.
   if (origin_count != 1 || target_count != 1 ||
-      origin_datatype != target_datatype) {
+      origin_datatype != target_datatype) [[unlikely]] {
     return AccumulateOther(origin_addr, origin_count, origin_datatype,
                            target_rank, target_disp, target_count,
                            target_datatype, op, win);

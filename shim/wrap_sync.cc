@@ -177,19 +177,22 @@ void MarkUnlocked(ManagedWindow& w, TargetLockState& state) {
     if (!w.deferred.empty()) return false;
     w.deferred.Disarm();  // the burst ends here, as in CompleteDeferred
   }
+  // The exclusive release laid out straight through (no taken branch), the
+  // shared one aside; in each the bookkeeping first, the release last, so
+  // the two do not end alike and the compiler does not merge their tails.
   TargetLockState& state = w.locks[rank];
   const uint64_t bits = state.bits();
-  if (bits == LockedBits(LockMode::kExclusive) &&
-      w.exclusive_share.HoldsOneAnnounced()) [[likely]] {
-    PublishBeforeInlineLockedRelease();
-    w.exclusive_share.ReleaseAnnounced(w.lock_words(rank).lock);
-  } else if (bits == LockedBits(LockMode::kShared)) {
+  if (bits != LockedBits(LockMode::kExclusive) ||
+      !w.exclusive_share.HoldsOneAnnounced()) [[unlikely]] {
+    if (bits != LockedBits(LockMode::kShared)) return false;
+    MarkUnlocked(w, state);
     PublishBeforeInlineLockedRelease();
     ReleaseShared(w.lock_words(rank));
-  } else {
-    return false;
+    return true;
   }
   MarkUnlocked(w, state);
+  PublishBeforeInlineLockedRelease();
+  w.exclusive_share.ReleaseAnnounced(w.lock_words(rank).lock);
   return true;
 }
 
