@@ -275,7 +275,10 @@ class ExclusiveShare {
                                        OpenFn open) {
     announcement->store(1, std::memory_order_relaxed);
     // Entering the target is a locked instruction: the store above is
-    // visible before the shards are read (x86; elsewhere a fence).
+    // visible before the shards are read (x86; elsewhere a fence). The
+    // compiler must not sink the store past it either (an acquire CAS
+    // alone would let it): a compiler-only fence, no instruction.
+    std::atomic_signal_fence(std::memory_order_seq_cst);
     if (enter()) [[likely]] {
       FenceAfterAnnouncing();
       if (!open()) [[unlikely]] {

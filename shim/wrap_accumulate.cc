@@ -234,6 +234,15 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
                        target_datatype, op, win);
 }
 
+// Whether an MPI_Accumulate now is applied at once (not queued): nothing
+// queued, and no burst armed or an epoch that never queues.
+[[gnu::always_inline]] inline bool AccumulatesAtOnce(const ManagedWindow& w) {
+  if (w.deferred.idle()) [[likely]] return true;
+  const AccessEpoch epoch = w.epoch;
+  return w.deferred.empty() && epoch != AccessEpoch::kLock &&
+         epoch != AccessEpoch::kLockAll;
+}
+
 // ... for one element of the same type on both sides, past the lane's
 // checks: six arguments, all in registers (the type, rank and displacement
 // where MPI_Accumulate receives them), so the lane keeps few alive.
@@ -255,7 +264,8 @@ int MPI_Accumulate(const void* origin_addr, int origin_count,
                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
   // One word at once through the lane when nothing is queued or armed;
   // then arm, as AccumulateOther would have before applying it, so the
-  // burst that follows is queued.
+  // burst that follows is queued. Epochs that never queue (fence, PSCW:
+  // TryDeferAccumulate refuses them) take the lane while armed too.
   if (origin_count != 1 || target_count != 1 ||
       origin_datatype != target_datatype) [[unlikely]] {
     return AccumulateOther(origin_addr, origin_count, origin_datatype,
@@ -263,7 +273,7 @@ int MPI_Accumulate(const void* origin_addr, int origin_count,
                            target_datatype, op, win);
   }
   ManagedWindow* w = FindManagedHome(win);  // a miss: the Other path
-  if (w != nullptr && w->deferred.idle() &&
+  if (w != nullptr && AccumulatesAtOnce(*w) &&
       TryWordAccumulate<LaneMiss::kDecline>(*w, origin_datatype, op,
                                             target_rank, target_disp,
                                             origin_addr)) {

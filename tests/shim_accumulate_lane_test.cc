@@ -222,4 +222,35 @@ TEST(AccumulateLane, FirstAtOnceTheBurstAtTheFlush) {
   MPI_Win_free(&win);
 }
 
+// Fence epochs never queue: every one-word accumulate there goes through
+// the lane at once (also after the first has armed the queue), and the
+// closing fence shows all of them to the target.
+TEST(AccumulateLane, EveryAccumulateOfAFenceEpoch) {
+  const int rank = Rank(), size = Size();
+  const int target = (rank + 1) % size;
+  uint64_t* base = nullptr;
+  MPI_Win win;
+  ASSERT_NO_FATAL_FAILURE(AllocateZeroed(&base, &win));
+  constexpr int kRounds = 100;
+  const uint64_t one = 1, bit = uint64_t{1} << (rank % 64);
+  const double quarter = 0.25;
+  const MPI_Aint sum = 4 * rank, bits = 4 * rank + 1, real = 4 * rank + 2;
+  MPI_Win_fence(0, win);
+  for (int i = 0; i < kRounds; ++i) {
+    MPI_Accumulate(&one, 1, MPI_INT64_T, target, sum, 1, MPI_INT64_T, MPI_SUM,
+                   win);
+    MPI_Accumulate(&bit, 1, MPI_UINT64_T, target, bits, 1, MPI_UINT64_T,
+                   MPI_BXOR, win);
+    MPI_Accumulate(&quarter, 1, MPI_DOUBLE, target, real, 1, MPI_DOUBLE,
+                   MPI_SUM, win);
+  }
+  MPI_Win_fence(0, win);
+  const int from = (rank + size - 1) % size;  // whose words lie here
+  EXPECT_EQ(base[4 * from], uint64_t{kRounds});
+  EXPECT_EQ(base[4 * from + 1], 0u) << "an even number of flips";
+  EXPECT_EQ(reinterpret_cast<double*>(base)[4 * from + 2], 0.25 * kRounds);
+  MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+  MPI_Win_free(&win);
+}
+
 }  // namespace
