@@ -6,9 +6,12 @@ LAYOUTS = ["node", "oddeven", "cliques3"]
 SHIM = "//shim:librmashim.so"
 
 def mpi_test(name, binary, ranks = RANKS, layouts = LAYOUTS, preload = True,
-             env = {}, size = "medium", tags = [], args = []):
+             env = {}, size = "medium", tags = [], args = [], flaky = False):
     """One sh_test per (ranks, layout): `binary` under mpirun, with the shim
-    preloaded unless preload is False. A test_suite `name` groups them."""
+    preloaded unless preload is False. A test_suite `name` groups them.
+    flaky: Bazel reruns a failed test up to twice; only for an intermittent
+    failure listed as an open bug in README's limitations (say which in the
+    test's comment)."""
     tests = []
     for n in ranks:
         for layout in layouts:
@@ -22,6 +25,7 @@ def mpi_test(name, binary, ranks = RANKS, layouts = LAYOUTS, preload = True,
                 args = sh_args,
                 data = data,
                 env = env,
+                flaky = flaky,
                 size = size,
                 tags = tags + ["mpi"],
             )
