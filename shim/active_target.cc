@@ -2,22 +2,11 @@
 
 #include <atomic>
 
+#include "shim/passthrough.h"
 #include "shim/runtime.h"
 #include "shim/shm_lock.h"
 
 namespace rmashim {
-namespace {
-
-// Completes operations passed through to MPI during the epoch.
-int FlushPassedThrough(ManagedWindow& w) {
-  if (!w.any_mpi_ops_pending) return MPI_SUCCESS;
-  const int rc = PMPI_Win_flush_all(w.app_win());
-  for (TargetLockState& s : w.locks) s.mpi_ops_pending = false;
-  w.any_mpi_ops_pending = false;
-  return rc;
-}
-
-}  // namespace
 
 void NodeBarrier(ManagedWindow& w) {
   SegmentHeader& root = w.header(w.first_node_rank());
@@ -55,7 +44,7 @@ void AwaitPostSlow(ManagedWindow& w, int target) {
 
 int ShmFence(ManagedWindow& w, int assert) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  const int rc = FlushPassedThrough(w);
+  const int rc = FlushPassedThrough(w, Completion::kRemote);
   // With nothing before and nothing after, the fence orders nothing.
   const bool noop = (assert & MPI_MODE_NOPRECEDE) && (assert & MPI_MODE_NOSUCCEED);
   if (!noop) NodeBarrier(w);
@@ -102,7 +91,7 @@ int ShmStart(ManagedWindow& w, MPI_Group group, int assert) {
 
 int ShmComplete(ManagedWindow& w) {
   if (w.epoch != AccessEpoch::kPscw) return MPI_ERR_RMA_SYNC;
-  const int rc = FlushPassedThrough(w);
+  const int rc = FlushPassedThrough(w, Completion::kRemote);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   for (int t : w.pscw.access_group) {
     AwaitPost(w, t);  // a target we never accessed must still have posted

@@ -6,6 +6,7 @@
 
 #include "shim/datatype.h"
 #include "shim/hardware.h"
+#include "shim/mpi_flush.h"
 #include "shim/segment_cache.h"
 #include "shim/shm_lock.h"
 
@@ -91,11 +92,18 @@ void Runtime::Start(int thread_level) {
   const HardwarePlace place = QueryHardwarePlace();
   locality_.numa_domain = place.numa_domain;
   locality_.core = place.core;
+  // Every rank decides alike (the node table is the same everywhere and
+  // RMASHIM_DISABLE must be), so the collective creation matches.
+  const bool spans_nodes =
+      std::count(nodes.begin(), nodes.end(), nodes[0]) !=
+      static_cast<std::ptrdiff_t>(nodes.size());
+  if (enabled_ && spans_nodes) OpenEndpointFlush();
 }
 
 void Runtime::Stop() {
   enabled_ = false;
   SetSpinProgress(nullptr);  // MPI is about to go away
+  CloseEndpointFlush();
   StopDatatypeSupport();
   segment_cache().Flush();  // freed windows' segments
 }

@@ -230,7 +230,19 @@ void ManagedWindow::Finish() {
   // On a single-node window every target is node-local, so each got its
   // own_slot above.
   lane_ranks_ = plain && unstriped_slot_ >= 0 ? comm_size_ : 0;
-  if (!single_node_) return;
+  if (!single_node_) {
+    // For FlushEndpoint (mpi_flush.h), in MPI's fence and PSCW epochs.
+    MPI_Group world;
+    PMPI_Comm_group(MPI_COMM_WORLD, &world);
+    std::vector<int> ranks(comm_size_);
+    for (int r = 0; r < comm_size_; ++r) ranks[r] = r;
+    world_ranks_.resize(comm_size_);
+    PMPI_Group_translate_ranks(group_, comm_size_, ranks.data(), world,
+                               world_ranks_.data());
+    PMPI_Group_free(&world);
+    for (int& r : world_ranks_) r = r == MPI_UNDEFINED ? -1 : r;
+    return;
+  }
   PMPI_Win_lock_all(MPI_MODE_NOCHECK, app_win_);
   holds_mpi_epoch_ = true;
 }

@@ -318,6 +318,12 @@ class ManagedWindow {
   int unstriped_slot() const { return unstriped_slot_; }
   // Window ranks of a group that is a subset of the window's group.
   std::vector<int> ToWindowRanks(MPI_Group group) const;
+  // A window rank's rank in MPI_COMM_WORLD (windows spanning nodes only;
+  // -1 elsewhere, or for a process outside MPI_COMM_WORLD).
+  int world_rank(int rank) const {
+    return rank < static_cast<int>(world_ranks_.size()) ? world_ranks_[rank]
+                                                        : -1;
+  }
 
   // A new access epoch may start from no epoch, or right after a fence that
   // did not say MPI_MODE_NOSUCCEED (MPICH accepts that too).
@@ -384,6 +390,7 @@ class ManagedWindow {
   bool holds_mpi_epoch_ = false;  // lock_all(MPI_MODE_NOCHECK) on app_win_
   NodeSegments segments_;
   std::vector<int> node_index_;  // per window rank: NodeIndexOf
+  std::vector<int> world_ranks_;  // per window rank, when spanning nodes
   MPI_Group group_ = MPI_GROUP_NULL;
   int rank_ = 0;
   int node_size_ = 1;

@@ -54,9 +54,7 @@ int Dispatch(MPI_Win win, int target, MPI_Request* request, Profiled what,
                                     : Fallback::kDatatype);
     }
   }
-  rc = mpi(win);
-  NotePassedThrough(*w, target);
-  return rc;
+  return PassThrough(*w, target, mpi);
 }
 
 // A call the inline fast path served (TryFastRun, TryFastCompareSwap).

@@ -9,6 +9,7 @@
 #include <atomic>
 
 #include "shim/active_target.h"
+#include "shim/passthrough.h"
 #include "shim/runtime.h"
 #include "shim/window.h"
 
@@ -18,6 +19,11 @@ namespace {
 
 int MpiFence(ManagedWindow& w, int assert) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
+  // What went to MPI is complete before MPI's fence returns (mpi_flush.h).
+  if (w.epoch == AccessEpoch::kFence) {
+    StateGuard guard(w.state_mutex);
+    if (const int rc = FlushPassedThroughEndpoints(w)) return rc;
+  }
   const int rc = PMPI_Win_fence(assert, w.app_win());
   if (rc != MPI_SUCCESS) return rc;
   const bool opens_epoch = (assert & MPI_MODE_NOSUCCEED) == 0;
@@ -66,6 +72,11 @@ int MPI_Win_complete(MPI_Win win) {
   SyncTimer timer(ProfileOf(win, w), SyncKind::kComplete);
   if (w == nullptr) return PMPI_Win_complete(win);
   if (w->locks_in_shm()) return RaiseOnWindow(win, ShmComplete(*w));
+  // What went to MPI leaves before MPI's complete returns (mpi_flush.h).
+  if (w->epoch == AccessEpoch::kPscw) {
+    StateGuard guard(w->state_mutex);
+    if (const int rc = FlushPassedThroughEndpoints(*w)) return rc;
+  }
   const int rc = PMPI_Win_complete(win);
   if (rc == MPI_SUCCESS) w->SetEpoch(AccessEpoch::kNone);
   return rc;

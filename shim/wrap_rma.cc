@@ -169,23 +169,23 @@ bool TryDirect(ManagedWindow& w, const Transfer& x, int* rc) {
   } else {
     CountUnmanagedOp(win, kind, x.target, x.origin_count, x.origin_type);
   }
-  int rc;
-  if (x.dir == Direction::kPut) {
-    rc = request ? PMPI_Rput(x.origin, x.origin_count, x.origin_type, x.target,
-                             x.disp, x.target_count, x.target_type, win,
-                             request)
-                 : PMPI_Put(x.origin, x.origin_count, x.origin_type, x.target,
-                            x.disp, x.target_count, x.target_type, win);
-  } else {
-    rc = request ? PMPI_Rget(x.origin, x.origin_count, x.origin_type, x.target,
-                             x.disp, x.target_count, x.target_type, win,
-                             request)
-                 : PMPI_Get(x.origin, x.origin_count, x.origin_type, x.target,
-                            x.disp, x.target_count, x.target_type, win);
-  }
-  if (w == nullptr) return rc;
-  NotePassedThrough(*w, x.target);
-  return rc;
+  const auto mpi = [&](MPI_Win used) {
+    if (x.dir == Direction::kPut) {
+      return request ? PMPI_Rput(x.origin, x.origin_count, x.origin_type,
+                                 x.target, x.disp, x.target_count,
+                                 x.target_type, used, request)
+                     : PMPI_Put(x.origin, x.origin_count, x.origin_type,
+                                x.target, x.disp, x.target_count,
+                                x.target_type, used);
+    }
+    return request ? PMPI_Rget(x.origin, x.origin_count, x.origin_type,
+                               x.target, x.disp, x.target_count, x.target_type,
+                               used, request)
+                   : PMPI_Get(x.origin, x.origin_count, x.origin_type,
+                              x.target, x.disp, x.target_count, x.target_type,
+                              used);
+  };
+  return w == nullptr ? mpi(win) : PassThrough(*w, x.target, mpi);
 }
 
 // MPI_Put and MPI_Get when the inline path did not serve them: the same

@@ -18,6 +18,7 @@
 
 #include "shim/accumulate.h"
 #include "shim/direct_stores.h"
+#include "shim/passthrough.h"
 #include "shim/runtime.h"
 #include "shim/shm_lock.h"
 #include "shim/window.h"
@@ -48,7 +49,6 @@ void ClearPending(ManagedWindow& w) {
 }
 
 using FlushFn = int (*)(int, MPI_Win);
-using FlushAllFn = int (*)(MPI_Win);
 
 // Completes what this process issued to `rank`: direct copies are complete
 // already; MPI operations are completed by `flush` on the window they used.
@@ -115,19 +115,16 @@ inline bool FastFlushApplies(const ManagedWindow& w, int rank) {
   return w ? FlushTarget(*w, rank, flush) : flush(rank, win);
 }
 
-int FlushAllTargets(ManagedWindow& w, FlushAllFn flush_all) {
+// MPI_Win_flush_all and MPI_Win_flush_local_all: direct copies are complete
+// already; what went to MPI is flushed target by target (FlushPassedThrough).
+int FlushAllTargets(ManagedWindow& w, Completion completion) {
   if (w.epoch != AccessEpoch::kLock && w.epoch != AccessEpoch::kLockAll) {
     return Fail(w, MPI_ERR_RMA_SYNC);
   }
   CompleteDeferred(w);
   PublishDirectStores();
   StateGuard guard(w.state_mutex);
-  if (!w.locks_in_shm() || w.any_mpi_ops_pending) {
-    const int rc = flush_all(w.app_win());
-    if (rc != MPI_SUCCESS) return rc;  // MPI called the handler
-    if (flush_all == PMPI_Win_flush_all) ClearPending(w);
-  }
-  return MPI_SUCCESS;
+  return FlushPassedThrough(w, completion);  // MPI raised any error
 }
 
 // This process's record of a lock it now holds.
@@ -310,9 +307,7 @@ int UnlockAll(ManagedWindow& w) {
   if (!w.locks_in_shm()) {
     rc = PMPI_Win_unlock_all(w.app_win());
   } else {
-    if (w.any_mpi_ops_pending) {
-      rc = PMPI_Win_flush_all(w.app_win());
-    }
+    rc = FlushPassedThrough(w, Completion::kRemote);
     if (!w.lock_all_nocheck) ReleaseAll(w.own_all_shard());
   }
   ClearPending(w);
@@ -391,13 +386,13 @@ int MPI_Win_flush_local(int rank, MPI_Win win) {
 int MPI_Win_flush_all(MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kFlushAll);
-  return w ? FlushAllTargets(*w, PMPI_Win_flush_all) : PMPI_Win_flush_all(win);
+  return w ? FlushAllTargets(*w, Completion::kRemote) : PMPI_Win_flush_all(win);
 }
 
 int MPI_Win_flush_local_all(MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kFlushLocalAll);
-  return w ? FlushAllTargets(*w, PMPI_Win_flush_local_all)
+  return w ? FlushAllTargets(*w, Completion::kLocal)
            : PMPI_Win_flush_local_all(win);
 }
 

@@ -208,6 +208,11 @@ TEST_F(DartPut, FreedHandlesCompleteAtFlush) {
 TEST_F(DartPut, LargeBlocksToEveryUnit) {
   PutToAll(*segment_, Form::kFlushAll, kMaxPerUnit);
 }
+// Origin blocks overwritten after dart_flush_local_all: a put still sending
+// from them would deliver the overwritten data.
+TEST_F(DartPut, LargeBlocksLocallyCompleted) {
+  PutToAll(*segment_, Form::kFlushLocalAll, kMaxPerUnit);
+}
 
 // Each unit fills its own part; everyone gets every part in every form.
 TEST(DartGet, EveryFormFromEveryUnit) {

@@ -228,7 +228,9 @@ dart_ret_t FreeSegment(const dart_gptr_t& gptr, bool registered) {
   // Team memory: collective (frees the window). Registered memory: local
   // (detaches from the team's dynamic window once this unit's operations
   // on the segment are complete).
-  if (id < 0 && gone->rma_win != MPI_WIN_NULL) PMPI_Win_flush_all(gone->rma_win);
+  if (id < 0 && gone->rma_win != MPI_WIN_NULL) {
+    FlushPendingUnits(gone->rma_win, gone->pending);
+  }
   gone.reset();
   if (id > 0) {
     LockGuard guard;

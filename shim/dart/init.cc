@@ -124,7 +124,7 @@ dart_ret_t dart_exit(void) {
   s.team_ids.reset();
   if (s.heap.win() != MPI_WIN_NULL) {
     // Requests of freed handles on the heap complete with this flush.
-    PMPI_Win_flush_all(s.heap.win());
+    FlushPendingUnits(s.heap.win(), s.heap.pending());
     s.handles.Reap(s.heap.win(), /*all_complete=*/true);
   }
   s.heap.Finalize();

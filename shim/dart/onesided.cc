@@ -219,8 +219,8 @@ dart_ret_t Flush(const dart_gptr_t& g, bool all, bool local_only) {
       PokeProgress();  // a poll through directly reached memory
       return DART_OK;
     }
-    rc = local_only ? PMPI_Win_flush_local_all(win) : PMPI_Win_flush_all(win);
-    if (!local_only) std::fill(pending->begin(), pending->end(), 0);
+    rc = FlushPendingUnits(
+        win, *pending, local_only ? Completion::kLocal : Completion::kRemote);
     g_dart.handles.Reap(win, /*all_complete=*/rc == MPI_SUCCESS);
   } else {
     uint8_t& p = (*pending)[g.unitid];

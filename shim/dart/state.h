@@ -19,6 +19,7 @@
 
 #include "shim/dart/heap.h"
 #include "shim/dart/types.h"
+#include "shim/mpi_flush.h"
 #include "shim/ptracer.h"
 #include "shim/window.h"
 
@@ -295,6 +296,19 @@ inline void PokeProgress() {
   int flag = 0;
   PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, g_dart.world, &flag,
               MPI_STATUS_IGNORE);
+}
+
+// Completes this unit's MPI operations on `win` at every unit `pending`
+// marks, one unit at a time (never MPI_Win_flush_all: shim/mpi_flush.h says
+// why), and clears the marks of those completed remotely.
+inline int FlushPendingUnits(MPI_Win win, std::vector<uint8_t>& pending,
+                             Completion completion = Completion::kRemote) {
+  return FlushEachTarget(
+      win, static_cast<int>(pending.size()), completion,
+      [&](int unit) { return pending[unit] != 0; },
+      [&](int unit) {
+        if (completion == Completion::kRemote) pending[unit] = 0;
+      });
 }
 
 // MPI return code -> DART.
