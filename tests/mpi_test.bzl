@@ -6,12 +6,10 @@ LAYOUTS = ["node", "oddeven", "cliques3"]
 SHIM = "//shim:librmashim.so"
 
 def mpi_test(name, binary, ranks = RANKS, layouts = LAYOUTS, preload = True,
-             env = {}, size = "medium", tags = [], args = [], flaky = False):
+             env = {}, size = "medium", tags = [], args = []):
     """One sh_test per (ranks, layout): `binary` under mpirun, with the shim
     preloaded unless preload is False. A test_suite `name` groups them.
-    flaky: Bazel reruns a failed test up to twice; only for an intermittent
-    failure listed as an open bug in README's limitations (say which in the
-    test's comment)."""
+    There is no `flaky`: an intermittent failure is a bug to find."""
     tests = []
     for n in ranks:
         for layout in layouts:
@@ -25,7 +23,6 @@ def mpi_test(name, binary, ranks = RANKS, layouts = LAYOUTS, preload = True,
                 args = sh_args,
                 data = data,
                 env = env,
-                flaky = flaky,
                 size = size,
                 tags = tags + ["mpi"],
             )
@@ -37,8 +34,7 @@ def mpi_test(name, binary, ranks = RANKS, layouts = LAYOUTS, preload = True,
 
 def mpi_diff_test(name, binary, ranks = RANKS, layouts = LAYOUTS, args = [],
                   size = "medium", tags = [], managed = [], unmanaged = [],
-                  served = {}, fallbacks = {}, warnings = [], env = {},
-                  flaky = False):
+                  served = {}, fallbacks = {}, warnings = [], env = {}):
     """Runs `binary` natively and under the shim; outputs must be identical,
     and the shim run's profile must show the shim engaged as declared
     (tests/profile/check_engaged.py):
@@ -58,8 +54,6 @@ def mpi_diff_test(name, binary, ranks = RANKS, layouts = LAYOUTS, args = [],
     warnings: regexes matching the "rmashim: ..." stderr warnings the run
         may print (none by default).
     env: environment of both runs (e.g. UCX_TLS for MPI's transport).
-    flaky: Bazel reruns a failed test up to twice (for MPI's own
-        intermittent failures only; say which in the test's comment).
     """
     if not managed and not unmanaged:
         fail("mpi_diff_test %s: declare the window flavors (managed, unmanaged)" % name)
@@ -88,7 +82,6 @@ def mpi_diff_test(name, binary, ranks = RANKS, layouts = LAYOUTS, args = [],
                 data = [binary, SHIM, "//tests:run_mpi.sh",
                         "//tests/profile:check_engaged"],
                 env = env,
-                flaky = flaky,
                 size = size,
                 tags = tags + ["mpi"],
             )

@@ -516,6 +516,12 @@ int PhaseGen::AddOp(int o, const std::vector<int>& targets,
       op.record = Record::kNone;
       break;
   }
+  // Now and then the origin at MPI_BOTTOM (origin buffers of ops that
+  // move typed data; not single-element kinds, not a NULL origin).
+  if (!single && !op.null_origin && op.kind != OpKind::kRmw &&
+      rng_.Percent(8)) {
+    op.bottom = true;
+  }
   if (IsRequestKind(op.kind)) {
     op.request = plan.requests++;
     outstanding_.push_back(op.request);
@@ -843,6 +849,7 @@ WindowSpec MakeWindow(const Layout& layout, Rng& rng) {
   const int uniform_du = rng.Pick(std::vector<int>{1, 4, 8});
   const bool per_rank_du = rng.Percent(25);
   const bool per_rank_size = rng.Percent(25);
+  const bool odd_sizes = rng.Percent(15);
   for (int r = 0; r < layout.size; ++r) {
     int du = per_rank_du ? rng.Pick(std::vector<int>{1, 4, 8}) : uniform_du;
     if (w.flavor == Flavor::kDynamic) du = 1;  // dynamic windows address bytes
@@ -850,7 +857,11 @@ WindowSpec MakeWindow(const Layout& layout, Rng& rng) {
     int fit = nregions;
     if (per_rank_size && rng.Percent(50)) fit = rng.Range(0, nregions);
     w.regions_on.push_back(fit);
-    w.bytes.push_back(fit == 0 ? 0 : ends[fit - 1]);
+    // Now and then a size that is no multiple of 16: a tail no operation
+    // touches (MPICH 4.0.2 misplaces data in such MPI_Win_allocate
+    // windows; the model says where it belongs).
+    const MPI_Aint tail = odd_sizes ? rng.Range(1, 15) : 0;
+    w.bytes.push_back(fit == 0 ? 0 : ends[fit - 1] + tail);
   }
   return w;
 }
@@ -891,7 +902,8 @@ Program Generate(const GenOptions& options, const Layout& layout) {
   prog.layout = layout;
   prog.excluded = options.exclude;
   Rng rng(Mix(options.seed, 0x70726f67));
-  const int nwindows = rng.Range(1, 3);
+  // Mostly 1-3 windows; now and then many alive at once.
+  const int nwindows = rng.Percent(10) ? rng.Range(4, 9) : rng.Range(1, 3);
   for (int i = 0; i < nwindows; ++i) prog.windows.push_back(MakeWindow(layout, rng));
   const int budget = options.ops > 0 ? options.ops : rng.Range(30, 160);
   int next_id = 0;

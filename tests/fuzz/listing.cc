@@ -118,7 +118,8 @@ void ListOp(const Op& op, const std::vector<int>& world, std::string* out) {
     }
     default:
       Appendf(out, " origin %s%s, target %s", Buf(op.origin).c_str(),
-              op.null_origin ? " (NULL)" : "", Buf(op.target_buf).c_str());
+              op.null_origin ? " (NULL)" : op.bottom ? " (at MPI_BOTTOM)" : "",
+              Buf(op.target_buf).c_str());
       if (op.kind == OpKind::kGacc || op.kind == OpKind::kRgacc) {
         Appendf(out, ", result %s", Buf(op.result).c_str());
       }

@@ -85,6 +85,9 @@ struct Op {
   Values values = Values::kAny;
   Record record = Record::kNone;
   bool null_origin = false;  // MPI_NO_OP get_accumulate with origin NULL
+  // The origin buffer passed as MPI_BOTTOM with a datatype of absolute
+  // addresses (one hindexed block at the buffer), as ARMCI-MPI does.
+  bool bottom = false;
   uint64_t value_seed = 0;   // origin data (and cas compare) come from it
   int request = -1;          // request slot (request-based kinds)
   // kRmw: how to read and write, and what to add.

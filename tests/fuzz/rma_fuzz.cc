@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/fuzz/model.h"
 #include "tests/fuzz/program.h"
 
 namespace rma_fuzz {
@@ -38,6 +39,7 @@ struct Options {
   Filter filter;
   bool print = false;
   bool dump = false;
+  bool model = true;  // check the run against the model (--no-model: not)
   int timeout = 100;
   int count = 1;
   std::string expect_file;
@@ -95,6 +97,8 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       o->timeout = std::atoi(argv[++i]);
     } else if (a == "--expect-file" && has_value) {
       o->expect_file = argv[++i];
+    } else if (a == "--no-model") {
+      o->model = false;
     } else if (a == "--print") {
       o->print = true;
     } else if (a == "--dump") {
@@ -105,6 +109,9 @@ bool ParseArgs(int argc, char** argv, Options* o) {
   }
   return true;
 }
+
+// Exit status of a run that differs from the model (model.h).
+constexpr int kModelDiverged = 5;
 
 // ---- Watchdog: a hang becomes a message naming the step, then exit 124.
 
@@ -143,17 +150,6 @@ void Check(int rc, const char* call) {
                call, g_step, cls, text);
   std::fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, 3);
-}
-
-std::string Hex(const std::vector<std::byte>& v) {
-  static const char* kDigits = "0123456789abcdef";
-  std::string s;
-  s.reserve(v.size() * 2);
-  for (std::byte b : v) {
-    s += kDigits[static_cast<unsigned>(b) >> 4];
-    s += kDigits[static_cast<unsigned>(b) & 15];
-  }
-  return s;
 }
 
 // ---- Layout and windows.
@@ -206,21 +202,6 @@ struct WindowRt {
     return MPI_Aint_add(attached[target], disp);
   }
 };
-
-// Values every window starts with; gaps between regions get a pattern.
-void InitMemory(const Program& prog, int w, int world_rank, std::byte* base) {
-  const WindowSpec& spec = prog.windows[w];
-  if (spec.bytes[world_rank] == 0) return;  // base may be null: no memset
-  std::memset(base, 0xee, spec.bytes[world_rank]);
-  for (int r = 0; r < spec.regions_on[world_rank]; ++r) {
-    const Region& reg = spec.regions[r];
-    const ElemType& e = Elem(reg.elem);
-    Rng rng(Mix(prog.seed, 0x77696e + w, world_rank * 64 + r));
-    for (int i = 0; i < reg.count; ++i) {
-      MakeValue(e, Values::kAny, rng, base + reg.offset + i * e.extent);
-    }
-  }
-}
 
 WindowRt OpenWindow(const Program& prog, int w, int me) {
   const WindowSpec& spec = prog.windows[w];
@@ -314,57 +295,19 @@ WindowRt OpenWindow(const Program& prog, int w, int me) {
 
 // ---- Executing a rank's part of a phase.
 
-// A buffer laid out for `count` x type: `ptr` is where the type map starts.
-struct Buffer {
-  std::vector<std::byte> storage;
-  std::byte* ptr = nullptr;
-  std::vector<long> slots;  // the type map's slots, relative to storage
-};
-
-Buffer MakeBuffer(const TypedBuf& b, int elem, uint64_t seed, Values values) {
-  Buffer buf;
-  const long x = Elem(elem).extent;
-  std::vector<long> fp = Footprint(*b.type, b.count);
-  long lo = 0, hi = 0;
-  if (!fp.empty()) {
-    lo = *std::min_element(fp.begin(), fp.end());
-    hi = *std::max_element(fp.begin(), fp.end());
-  }
-  buf.storage.resize((hi - lo + 1) * x);
-  Rng rng(seed);
-  for (long s = 0; s <= hi - lo; ++s) {
-    MakeValue(Elem(elem), values, rng, buf.storage.data() + s * x);
-  }
-  buf.ptr = buf.storage.data() - lo * x;
-  for (long s : fp) buf.slots.push_back(s - lo);
-  return buf;
-}
-
-// The buffer's bytes with element padding zeroed; with `holes_only`, the
-// type map's own slots are zeroed too (what is left must be untouched).
-std::vector<std::byte> Digestible(const Buffer& b, int elem, bool holes_only) {
-  const ElemType& e = Elem(elem);
-  std::vector<std::byte> v = b.storage;
-  for (size_t at = 0; at + e.extent <= v.size(); at += e.extent) {
-    MaskPadding(e, v.data() + at);
-  }
-  if (holes_only) {
-    for (long s : b.slots) std::memset(v.data() + s * e.extent, 0, e.extent);
-  }
-  return v;
-}
-
-struct OpRt {
-  Buffer origin, result, compare;
-};
+using OpRt = OpBuffers;
 
 class Executor {
  public:
-  Executor(const Program& prog, const Options& opts, int me)
-      : prog_(prog), opts_(opts), me_(me) {}
+  // `model`: what the run must match (nullptr: not checked).
+  Executor(const Program& prog, const Options& opts, int me,
+           const ModelOutcome* model)
+      : prog_(prog), opts_(opts), me_(me), model_(model) {}
 
   void Run();
   const std::vector<std::string>& lines() const { return lines_; }
+  // Differences from the model found on this rank.
+  long divergences() const { return divergences_; }
 
  private:
   void RunPhase(const Phase& p);
@@ -372,16 +315,20 @@ class Executor {
              std::vector<MPI_Request>& reqs);
   void RunRmw(const Op& op, const WindowRt& w);
   void WaitFor(const Action& a, std::vector<MPI_Request>& reqs);
-  void RecordOp(const Phase& p, const Op& op, const OpRt& rt,
+  void RecordOp(const Phase& p, const Op& op, int index, const OpRt& rt,
                 std::vector<std::byte>* ordered);
+  void Diverged(const char* what, const std::vector<std::byte>& want,
+                const std::vector<std::byte>& got);
   void FinalDigest();
 
   const Program& prog_;
   const Options& opts_;
   int me_;
   std::vector<WindowRt> windows_;
+  const ModelOutcome* model_;
   std::vector<std::string> lines_;
   int ops_run_ = 0;
+  long divergences_ = 0;
 };
 
 void Executor::Run() {
@@ -394,6 +341,9 @@ void Executor::Run() {
   }
   SetStep("final digest");
   FinalDigest();
+  if (model_ != nullptr && model_->ops_run[me_] != ops_run_) {
+    Diverged("operation count", {}, {});
+  }
   char line[64];
   snprintf(line, sizeof line, "C r%03d ops %d", me_, ops_run_);
   lines_.push_back(line);
@@ -417,16 +367,27 @@ void Executor::RunOp(const Op& op, OpRt& rt, const WindowRt& w,
     return;
   }
   const ElemType& e = Elem(op.elem);
-  rt.origin = MakeBuffer(op.origin, op.elem, op.value_seed, op.values);
-  rt.result = MakeBuffer(op.kind == OpKind::kGacc || op.kind == OpKind::kRgacc
-                             ? op.result
-                             : op.target_buf,
-                         op.elem, Mix(op.value_seed, 1), Values::kAny);
+  rt = MakeOpBuffers(op);
   void* origin = op.null_origin ? nullptr : rt.origin.ptr;
+  MPI_Datatype bottom_type = MPI_DATATYPE_NULL;
+  int oc = op.origin.count;
+  MPI_Datatype ot = op.origin.type->mpi;
+  if (op.bottom) {
+    // The same buffer as MPI_BOTTOM plus absolute addresses; freed at once
+    // (MPI keeps what a pending operation still needs).
+    MPI_Aint at = 0;
+    MPI_Get_address(rt.origin.ptr, &at);
+    const int blocklen = oc;
+    MPI_Type_create_hindexed(1, &blocklen, &at, ot, &bottom_type);
+    MPI_Type_commit(&bottom_type);
+    origin = MPI_BOTTOM;
+    oc = 1;
+    ot = bottom_type;
+  }
   const int t = op.target;
   const MPI_Aint d = w.Disp(t, op.disp);
-  const int oc = op.origin.count, tc = op.target_buf.count, rc = op.result.count;
-  const MPI_Datatype ot = op.origin.type->mpi, tt = op.target_buf.type->mpi,
+  const int tc = op.target_buf.count, rc = op.result.count;
+  const MPI_Datatype tt = op.target_buf.type->mpi,
                      rty = op.result.type ? op.result.type->mpi : MPI_DATATYPE_NULL;
   MPI_Request* req = op.request >= 0 ? &reqs[op.request] : nullptr;
   switch (op.kind) {
@@ -434,7 +395,9 @@ void Executor::RunOp(const Op& op, OpRt& rt, const WindowRt& w,
       Check(MPI_Put(origin, oc, ot, t, d, tc, tt, win), "MPI_Put");
       break;
     case OpKind::kGet:
-      Check(MPI_Get(rt.origin.ptr, oc, ot, t, d, tc, tt, win), "MPI_Get");
+      Check(MPI_Get(op.bottom ? MPI_BOTTOM : rt.origin.ptr, oc, ot, t, d, tc,
+                    tt, win),
+            "MPI_Get");
       break;
     case OpKind::kAcc:
       Check(MPI_Accumulate(origin, oc, ot, t, d, tc, tt, op.op, win),
@@ -450,8 +413,6 @@ void Executor::RunOp(const Op& op, OpRt& rt, const WindowRt& w,
             "MPI_Fetch_and_op");
       break;
     case OpKind::kCas:
-      rt.compare = MakeBuffer(op.target_buf, op.elem, Mix(op.value_seed, 2),
-                              Values::kAny);
       Check(MPI_Compare_and_swap(origin, rt.compare.ptr, rt.result.ptr, e.type,
                                  t, d, win),
             "MPI_Compare_and_swap");
@@ -460,7 +421,9 @@ void Executor::RunOp(const Op& op, OpRt& rt, const WindowRt& w,
       Check(MPI_Rput(origin, oc, ot, t, d, tc, tt, win, req), "MPI_Rput");
       break;
     case OpKind::kRget:
-      Check(MPI_Rget(rt.origin.ptr, oc, ot, t, d, tc, tt, win, req), "MPI_Rget");
+      Check(MPI_Rget(op.bottom ? MPI_BOTTOM : rt.origin.ptr, oc, ot, t, d, tc,
+                     tt, win, req),
+            "MPI_Rget");
       break;
     case OpKind::kRacc:
       Check(MPI_Raccumulate(origin, oc, ot, t, d, tc, tt, op.op, win, req),
@@ -474,6 +437,7 @@ void Executor::RunOp(const Op& op, OpRt& rt, const WindowRt& w,
     case OpKind::kRmw:
       break;
   }
+  if (bottom_type != MPI_DATATYPE_NULL) MPI_Type_free(&bottom_type);
 }
 
 // Counter: read, flush, add, write back, flush; the caller holds an
@@ -569,40 +533,43 @@ void Executor::WaitFor(const Action& a, std::vector<MPI_Request>& reqs) {
   }
 }
 
-void Executor::RecordOp(const Phase& p, const Op& op, const OpRt& rt,
-                        std::vector<std::byte>* ordered) {
-  const bool fetched_in_result = op.kind == OpKind::kGacc ||
-                                 op.kind == OpKind::kRgacc ||
-                                 op.kind == OpKind::kFop ||
-                                 op.kind == OpKind::kCas;
-  const bool fetches = fetched_in_result || op.kind == OpKind::kGet ||
-                       op.kind == OpKind::kRget;
-  if (!fetches) return;
-  const Buffer& buf = fetched_in_result ? rt.result : rt.origin;
-  switch (op.record) {
-    case Record::kOrdered: {
-      const std::vector<std::byte> v = Digestible(buf, op.elem, false);
-      ordered->insert(ordered->end(), v.begin(), v.end());
-      break;
-    }
-    case Record::kNone: {
-      // The values depend on the order of concurrent accumulates, but the
-      // buffer's holes must still be untouched.
-      const std::vector<std::byte> v = Digestible(buf, op.elem, true);
-      ordered->insert(ordered->end(), v.begin(), v.end());
-      break;
-    }
-    case Record::kMultiset: {
-      const WindowSpec& w = prog_.windows[p.window];
-      const int target_world = w.groups[windows_[p.window].g][op.target];
-      char key[96];
-      snprintf(key, sizeof key, "M p%05d u%d t%03d r%02d s%05ld", p.index,
-               op.unit, target_world, op.region, op.base_slot);
-      lines_.push_back(std::string(key) + " " +
-                       Hex(Digestible(buf, op.elem, false)));
-      break;
+void Executor::RecordOp(const Phase& p, const Op& op, int index,
+                        const OpRt& rt, std::vector<std::byte>* ordered) {
+  const Buffer* buf = FetchedBuffer(op, rt);
+  if (buf == nullptr) return;
+  const std::vector<std::byte> got = Digestible(*buf, op.elem, false);
+  if (op.record == Record::kMultiset) {
+    const WindowSpec& w = prog_.windows[p.window];
+    const int target_world = w.groups[windows_[p.window].g][op.target];
+    lines_.push_back(MultisetKey(p, op, target_world) + " " + Hex(got));
+    return;
+  }
+  const std::vector<std::byte> recorded = Recorded(op, *buf);
+  ordered->insert(ordered->end(), recorded.begin(), recorded.end());
+  if (model_ != nullptr) {
+    const std::vector<std::byte>& want = model_->fetched.at(p.index).at(me_)[index];
+    if (want != recorded) {
+      char what[160];
+      snprintf(what, sizeof what, "phase %d op #%d %s (%s) fetched", p.index,
+               op.id, OpKindName(op.kind), op.note);
+      Diverged(what, want, recorded);
     }
   }
+}
+
+// A difference from the model: counted, and the first few described.
+void Executor::Diverged(const char* what, const std::vector<std::byte>& want,
+                        const std::vector<std::byte>& got) {
+  if (divergences_++ >= 8) return;
+  size_t at = 0;
+  while (at < want.size() && at < got.size() && want[at] == got[at]) ++at;
+  std::fprintf(stderr,
+               "[rank %d] MODEL DIVERGENCE seed %llu: %s: %zu bytes, first "
+               "difference at byte %zu: model %02x, run %02x\n",
+               me_, static_cast<unsigned long long>(prog_.seed), what,
+               want.size(), at,
+               at < want.size() ? static_cast<unsigned>(want[at]) : 0u,
+               at < got.size() ? static_cast<unsigned>(got[at]) : 0u);
 }
 
 void Executor::RunPhase(const Phase& p) {
@@ -691,7 +658,7 @@ void Executor::RunPhase(const Phase& p) {
   for (size_t i = 0; i < plan.ops.size(); ++i) {
     const Op& op = plan.ops[i];
     if (!opts_.filter.Keeps(op)) continue;
-    RecordOp(p, op, rts[i], &ordered);
+    RecordOp(p, op, static_cast<int>(i), rts[i], &ordered);
     ++recorded;
   }
   if (!ordered.empty()) {
@@ -720,6 +687,11 @@ void Executor::FinalDigest() {
         MaskPadding(e, mem.data() + reg.offset + i * e.extent);
       }
     }
+    if (model_ != nullptr && model_->memory[w][me_] != mem) {
+      char what[64];
+      snprintf(what, sizeof what, "window w%zu final memory", w);
+      Diverged(what, model_->memory[w][me_], mem);
+    }
     char line[96];
     snprintf(line, sizeof line, "W w%d r%03d n %zu hash %016" PRIx64,
              static_cast<int>(w), me_, mem.size(),
@@ -730,9 +702,10 @@ void Executor::FinalDigest() {
 }
 
 // Rank 0 gathers every rank's lines, folds multisets (values sorted, so
-// the order the accumulates ran in does not show), sorts and prints.
-void Report(const std::vector<std::string>& mine, int me, int size,
-            const Program& prog, bool dump) {
+// the order the accumulates ran in does not show), sorts and prints; with
+// a model, returns how many multisets differ from it (rank 0; else 0).
+long Report(const std::vector<std::string>& mine, int me, int size,
+            const Program& prog, bool dump, const ModelOutcome* model) {
   std::string blob;
   for (const std::string& l : mine) blob += l + "\n";
   int len = static_cast<int>(blob.size());
@@ -749,7 +722,7 @@ void Report(const std::vector<std::string>& mine, int me, int size,
   }
   MPI_Gatherv(blob.data(), len, MPI_CHAR, all.data(), lens.data(),
               displs.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
-  if (me != 0) return;
+  if (me != 0) return 0;
   std::vector<std::string> out;
   std::map<std::string, std::vector<std::string>> multisets;
   size_t pos = 0;
@@ -764,8 +737,22 @@ void Report(const std::vector<std::string>& mine, int me, int size,
       out.push_back(line);
     }
   }
+  long diverged = 0;
   for (auto& [key, values] : multisets) {
     std::sort(values.begin(), values.end());
+    if (model != nullptr) {
+      const auto it = model->multisets.find(key);
+      if (it == model->multisets.end() || it->second != values) {
+        if (diverged++ < 8) {
+          std::fprintf(stderr,
+                       "[rank 0] MODEL DIVERGENCE seed %llu: multiset %s: "
+                       "model %zu values, run %zu, or different values\n",
+                       static_cast<unsigned long long>(prog.seed), key.c_str(),
+                       it == model->multisets.end() ? 0 : it->second.size(),
+                       values.size());
+        }
+      }
+    }
     uint64_t h = kFnvInit;
     std::string joined;
     for (const std::string& v : values) {
@@ -783,6 +770,10 @@ void Report(const std::vector<std::string>& mine, int me, int size,
               prog.layout.nodes, prog.phases.size(), prog.total_ops);
   for (const std::string& l : out) std::printf("%s\n", l.c_str());
   std::fflush(stdout);
+  if (model != nullptr && model->multisets.size() != multisets.size()) {
+    ++diverged;  // a multiset the run did not record at all
+  }
+  return diverged;
 }
 
 // ---- What the shim must show (--expect-file).
@@ -871,7 +862,8 @@ int Main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: rma_fuzz --seed S [--ops N] [--keep-phases LIST] "
                    "[--drop-ops LIST] [--exclude FEATURES] [--print] [--dump] "
-                   "[--count K] [--timeout SECONDS] [--expect-file PATH]\n");
+                   "[--count K] [--timeout SECONDS] [--expect-file PATH] "
+                   "[--no-model]\n");
     }
     MPI_Finalize();
     return 2;
@@ -882,6 +874,7 @@ int Main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const Layout layout = LearnLayout();
   Expectation expectation;
+  long model_divergences = 0;
   // --count K: seeds S..S+K-1 in one MPI job, one after another (saves the
   // start-up of K-1 jobs; each program frees everything it created).
   for (int k = 0; k < opts.count; ++k) {
@@ -894,10 +887,23 @@ int Main(int argc, char** argv) {
     if (opts.print) {
       if (g_rank == 0) std::fputs(Listing(prog, opts.filter).c_str(), stdout);
     } else {
-      Executor exec(prog, opts, g_rank);
+      const ModelOutcome model = RunModel(prog, opts.filter);
+      Executor exec(prog, opts, g_rank, opts.model ? &model : nullptr);
       exec.Run();
       SetStep("report");
-      Report(exec.lines(), g_rank, size, prog, opts.dump);
+      long diverged = exec.divergences() +
+                      Report(exec.lines(), g_rank, size, prog, opts.dump,
+                             opts.model ? &model : nullptr);
+      long total = 0;
+      MPI_Allreduce(&diverged, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+      if (opts.model && g_rank == 0) {
+        // Outside the digest (native and shim runs may differ here).
+        std::fprintf(stderr, "rma_fuzz seed %llu: %s (%ld divergences)\n",
+                     static_cast<unsigned long long>(prog.seed),
+                     total == 0 ? "matches the model" : "DIVERGES FROM THE MODEL",
+                     total);
+      }
+      model_divergences += total;
     }
   }  // datatypes are freed with each program, before MPI_Finalize
   if (!opts.expect_file.empty() && g_rank == 0) {
@@ -906,7 +912,7 @@ int Main(int argc, char** argv) {
   alarm(opts.timeout);
   SetStep("MPI_Finalize");
   MPI_Finalize();
-  return 0;
+  return model_divergences == 0 ? 0 : kModelDiverged;
 }
 
 }  // namespace
