@@ -96,8 +96,9 @@ while true; do
   set -e
   skipped_now=$(grep -c '^SKIPPED seed' "$work/batch.log" || true)
   flakes=$((flakes + $(grep -c '^MPICH FLAKE' "$work/batch.log" || true)))
-  if grep -q '^NATIVE MPICH DIVERGES' "$work/batch.log"; then
-    grep -A8 '^NATIVE MPICH DIVERGES' "$work/batch.log" | grep -v '^--$' >>"$native_log"
+  if grep -q '^NATIVE MPICH' "$work/batch.log"; then
+    grep -A8 '^NATIVE MPICH' "$work/batch.log" | grep -v '^--$' |
+      grep -v '^seed\|^all \|^native MPICH diverged' >>"$native_log"
   fi
   batches=$((batches + 1))
   if [[ $rc -ne 0 ]]; then
@@ -131,7 +132,8 @@ echo "fuzz soak: done, seeds $start..$((seed - 1)) in ${SECONDS} s ($per_hour se
      "$skipped skipped (the shim run and native MPICH both hung or crashed on them);" \
      "$flakes batches whose one job hung under the shim and natively alike"
 if [[ -s "$native_log" ]]; then
-  echo "native MPICH diverged from the model $(grep -c '^NATIVE MPICH DIVERGES' "$native_log") times:"
+  echo "native MPICH diverged from the model in $(grep -c '^NATIVE MPICH DIVERGES' "$native_log")" \
+       "jobs and hung or crashed in $(grep -c '^NATIVE MPICH FAILED' "$native_log"):"
   cat "$native_log"
 else
   echo "native MPICH matched the model wherever it ran${native_flag:+ (not run: --no-native)}"

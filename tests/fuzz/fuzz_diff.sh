@@ -154,6 +154,10 @@ run_native() {
     echo "NATIVE MPICH DIVERGES from the model: seed $seed${*:+ ($*)}," \
          "$ranks ranks, layout $layout (recorded, not a failure of the shim):"
     grep -a "MODEL DIVERGENCE" "$work/native.err" | cut -c1-300 | head -8
+  elif [[ $native_rc -ne 0 ]]; then
+    echo "NATIVE MPICH FAILED (exit $native_rc, a hang or crash): seed $seed${*:+ ($*)}," \
+         "$ranks ranks, layout $layout (recorded, not a failure of the shim):"
+    grep -a "watchdog\|failed in\|Abort\|signal" "$work/native.err" | cut -c1-300 | head -4
   fi
 }
 
