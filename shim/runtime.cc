@@ -9,6 +9,7 @@
 #include "shim/mpi_flush.h"
 #include "shim/segment_cache.h"
 #include "shim/shm_lock.h"
+#include "shim/spin_wait.h"
 
 namespace rmashim {
 namespace {
@@ -89,6 +90,7 @@ void Runtime::Start(int thread_level) {
       std::count(nodes.begin(), nodes.begin() + world_rank, nodes[world_rank]));
   locality_.node_size = static_cast<int>(
       std::count(nodes.begin(), nodes.end(), nodes[world_rank]));
+  CalibrateSpin(locality_.node_size);
   const HardwarePlace place = QueryHardwarePlace();
   locality_.numa_domain = place.numa_domain;
   locality_.core = place.core;

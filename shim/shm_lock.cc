@@ -1,12 +1,9 @@
-// The fair gates of shm_lock.h: entering and leaving, and the spin policy.
+// The fair gates of shm_lock.h: entering and leaving (waiting: spin_wait.h).
 #include "shim/shm_lock.h"
-
-#include <sched.h>
 
 namespace rmashim {
 
 namespace {
-std::atomic<void (*)()> g_spin_progress{nullptr};
 
 using gate::kAMask;
 using gate::kBUnit;
@@ -26,7 +23,8 @@ bool gate::EnterQueued(GateWord& word, uint64_t unit, uint64_t conflicts) {
   const uint64_t ticket = Next(w);
   Backoff backoff;
   while (true) {
-    if (Serving(w) == ticket && (w & conflicts) == 0) {
+    const uint64_t serving = Serving(w);
+    if (serving == ticket && (w & conflicts) == 0) {
       const uint64_t served = (w & ~kServingMask) |
                               (((ticket + 1) & 0xffff) << kServingShift);
       if (word.compare_exchange_weak(w, served + unit,
@@ -36,28 +34,11 @@ bool gate::EnterQueued(GateWord& word, uint64_t unit, uint64_t conflicts) {
       }
       continue;  // `w` was reloaded by the failed exchange
     }
-    backoff.Wait();
+    // Lockers ahead of this one, each to be served first (the ticket
+    // counters wrap within 16 bits).
+    backoff.WaitTurn(static_cast<uint32_t>((ticket - serving) & 0xffff));
     w = word.load(std::memory_order_relaxed);
   }
-}
-
-void SetSpinProgress(void (*progress)()) { g_spin_progress.store(progress); }
-
-void DriveProgress() {
-  if (void (*progress)() = g_spin_progress.load(std::memory_order_relaxed)) {
-    progress();
-  }
-}
-
-void Backoff::Wait() {
-  constexpr uint32_t kSpinRounds = 10;  // up to 2^10 relaxes before yielding
-  if (round_ < kSpinRounds) {
-    for (uint32_t i = 0; i < (1u << round_); ++i) CpuRelax();
-    ++round_;
-    return;
-  }
-  DriveProgress();
-  sched_yield();
 }
 
 bool ExclusiveShare::AcquireSlow(const AllShards& all, GateWord& target) {

@@ -58,6 +58,8 @@
 #include <cstdint>
 #include <mutex>
 
+#include "shim/spin_wait.h"
+
 namespace rmashim {
 
 // One gate word: bits 0-15 class A holders, 16-31 class B holders, 32-47 the
@@ -149,34 +151,6 @@ inline void Leave(GateWord& word, uint64_t unit) {
 }
 
 }  // namespace gate
-
-// Spins politely: relax instructions with exponential growth, then yields
-// the core (ranks are often oversubscribed on small nodes) and runs the
-// progress hook: a process waiting for a lock is inside an MPI call, so it
-// must keep serving the MPI operations other processes direct at it.
-class Backoff {
- public:
-  void Wait();
-  bool waited() const { return round_ != 0; }
-
- private:
-  uint32_t round_ = 0;
-};
-
-// One spin-wait hint to the CPU: pause on x86, yield on Arm, nothing where
-// there is no such instruction.
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__) || defined(__arm__)
-  asm volatile("yield" ::: "memory");
-#endif
-}
-
-// Called while a Backoff yields; set once at startup (nullptr: none).
-void SetSpinProgress(void (*progress)());
-// Runs that hook once (for polling calls such as MPI_Win_test).
-void DriveProgress();
 
 // This process's entry in the `all` gate's class B for one window: its
 // first exclusive lock enters (or announces itself), its last leaves (see

@@ -147,14 +147,19 @@ TEST_P(AnnouncedStressTest, LockAllAndAnnouncedExclusiveNeverOverlap) {
   std::atomic<int> lock_all_in{0}, exclusive_in{0};
   std::atomic<bool> overlap{false};
   std::atomic<long> announced_entries{0}, inline_entries{0};
+  std::atomic<int> lock_all_done{0}, solo_turn{2};
   std::vector<std::thread> threads;
   for (int id = 0; id < kRanks; ++id) {
     threads.emplace_back([&, id] {
       ExclusiveShare share(/*threaded=*/false);
       node.Join(share, id);
-      // lock_all callers stop halfway, so the exclusive lockers also run
-      // without them (under contention they may stay in the shards).
-      for (int i = 0; i < (id < 2 ? kRounds / 2 : kRounds); ++i) {
+      // lock_all callers stop after half the rounds. The exclusive lockers
+      // then also run 500 rounds each alone, one after the other: while
+      // lockers keep arriving at a shard whose ticket queue is not empty
+      // every one of them queues (first come, first served), so two of them
+      // can keep each other in the shards indefinitely, and how long the
+      // contended phase lasts depends on the machine.
+      for (int i = 0; id < 2 ? i < kRounds / 2 : i < kRounds; ++i) {
         if (id < 2) {  // lock_all, on shard 0 or 1
           LockWords& shard = node.shard_words[id % shards];
           AcquireAll(shard, node.view());
@@ -163,6 +168,7 @@ TEST_P(AnnouncedStressTest, LockAllAndAnnouncedExclusiveNeverOverlap) {
           lock_all_in.fetch_sub(1);
           ReleaseAll(shard);
           for (int k = 0; k < 512; ++k) CpuRelax();  // let announced ones in
+          if (i + 1 == kRounds / 2) lock_all_done.fetch_add(1);
         } else {
           // Rank 3 locks as MPI_Win_lock's inline path does: the one-CAS
           // attempt first, the full one when it declines.
@@ -188,11 +194,34 @@ TEST_P(AnnouncedStressTest, LockAllAndAnnouncedExclusiveNeverOverlap) {
           }
         }
       }
+      if (id < 2) return;
+      while (lock_all_done.load() != 2 || solo_turn.load() != id) {
+        std::this_thread::yield();
+      }
+      const bool inline_path = id == 3;
+      LockWords& target = targets[id - 2];
+      for (int i = 0; i < 500; ++i) {
+        if (!inline_path || !share.TryAcquireAnnounced(target.lock)) {
+          AcquireExclusive(share, node.view(), target);
+        } else {
+          inline_entries.fetch_add(1);
+        }
+        if (node.announced[id].load() != 0) announced_entries.fetch_add(1);
+        if (inline_path && share.HoldsOneAnnounced()) {
+          share.ReleaseAnnounced(target.lock);
+        } else {
+          ReleaseExclusive(share, node.view(), target);
+        }
+      }
+      solo_turn.fetch_add(1);
     });
   }
   for (std::thread& t : threads) t.join();
   EXPECT_FALSE(overlap.load());
-  EXPECT_GT(announced_entries.load(), 0) << "the announced path never ran";
+  EXPECT_GT(announced_entries.load(), 0)
+      << "the announced path never ran; shard 0 word "
+      << std::hex << node.shard_words[0].all.load() << std::dec
+      << ", lock_all done " << lock_all_done.load();
   if (shards == 1) {
     EXPECT_GT(inline_entries.load(), 0) << "the inline path never ran";
   } else {

@@ -10,6 +10,7 @@
 #include "shim/datatype.h"
 #include "shim/hardware.h"
 #include "shim/runtime.h"
+#include "shim/spin_wait.h"
 
 namespace rmashim::dart {
 namespace {
@@ -66,6 +67,8 @@ dart_ret_t Init(int* argc, char*** argv, int required) {
   PMPI_Comm_group(s.world, &s.world_group);
   StartNodeTable();  // the core's windows find node peers with it
   FindNodes(s);
+  CalibrateSpin(static_cast<int>(
+      std::count(s.node_local.begin(), s.node_local.end(), true)));
   GatherLocality(s);
   if (dart_ret_t rc = s.heap.Init(s.world, s.node_local, s.spans_nodes)) {
     return rc;

@@ -1,0 +1,78 @@
+// Waiting (shim/spin_wait.h): the relax cost is measured, the node's
+// oversubscription decides whether a waiter yields early, MPI progress
+// runs while a wait lasts, and a queue waiter looks again at once when it
+// is next. No timing is asserted beyond "a long wait lasts longer than the
+// progress interval".
+#include "shim/spin_wait.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+namespace rmashim {
+namespace {
+
+std::atomic<int> g_progress_calls{0};
+void CountProgress() { g_progress_calls.fetch_add(1); }
+
+TEST(SpinWait, RelaxCostIsMeasured) {
+  const SpinSettings& s = spin_settings();
+  EXPECT_GE(s.relax_per_us, 1u);
+  EXPECT_LE(s.relax_per_us, 100000u);
+}
+
+TEST(SpinWait, OversubscribedOnlyWithMoreRanksThanUnits) {
+  const long units = sysconf(_SC_NPROCESSORS_ONLN);
+  ASSERT_GE(units, 1);
+  CalibrateSpin(static_cast<int>(units));
+  EXPECT_FALSE(spin_settings().oversubscribed);
+  CalibrateSpin(static_cast<int>(units) + 1);
+  EXPECT_TRUE(spin_settings().oversubscribed);
+  CalibrateSpin(1);
+  EXPECT_FALSE(spin_settings().oversubscribed);
+}
+
+// A waiter whose condition stays unmet for several progress intervals
+// drives MPI progress, and not on every round.
+TEST(SpinWait, ProgressRunsWhileWaiting) {
+  SetSpinProgress(&CountProgress);
+  g_progress_calls = 0;
+  Backoff backoff;
+  const auto end = std::chrono::steady_clock::now() +
+                   std::chrono::nanoseconds(6 * kProgressIntervalNs);
+  long rounds = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    backoff.Wait();
+    ++rounds;
+  }
+  SetSpinProgress(nullptr);
+  EXPECT_TRUE(backoff.waited());
+  EXPECT_GE(g_progress_calls.load(), 1);
+  EXPECT_LT(g_progress_calls.load(), rounds);
+}
+
+// The condition a queue waiter polls, met by another thread: WaitTurn with
+// any distance returns and the waiter sees it (the loop terminates).
+TEST(SpinWait, QueueWaiterSeesItsTurn) {
+  std::atomic<uint32_t> serving{0};
+  std::thread server([&] {
+    for (uint32_t t = 1; t <= 64; ++t) {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+      serving.store(t, std::memory_order_release);
+    }
+  });
+  const uint32_t ticket = 64;
+  Backoff backoff;
+  uint32_t now;
+  while ((now = serving.load(std::memory_order_acquire)) != ticket) {
+    backoff.WaitTurn(ticket - now);
+  }
+  server.join();
+  EXPECT_EQ(ticket, serving.load());
+}
+
+}  // namespace
+}  // namespace rmashim
