@@ -8,20 +8,36 @@
 
 namespace rmashim {
 
+// A dissemination barrier (Hensgen, Finkel and Manber) over the node's
+// ranks of the window: in round k each rank adds 1 to entry k of the rank
+// 2^k above it (modulo the node size) and waits until its own entry k has
+// been bumped as often as it has passed barriers. After ceil(log2 n)
+// rounds every rank has heard, directly or through others, from every
+// rank's arrival: the release/acquire pairs chain each rank's stores before
+// the barrier to every rank's loads after it. Each rank waits on its own
+// header's line, written by one rank per round, so nothing on the path is
+// shared by all n ranks (a central counter serializes n atomics on one
+// line). The counters only grow, by one per barrier from the one rank that
+// writes each: a rank waits for entry k to reach the number of barriers it
+// has passed, and a partner already in the next barrier has added its next
+// arrival too, which `>=` accepts (that partner has left this barrier's
+// round k behind); the next barrier finds its own arrival counted.
 void NodeBarrier(ManagedWindow& w) {
-  SegmentHeader& root = w.header(w.first_node_rank());
-  const int parties = w.node_size();
-  const uint32_t generation =
-      root.fence_generation.load(std::memory_order_acquire);
-  if (root.fence_arrived.fetch_add(1, std::memory_order_acq_rel) ==
-      static_cast<uint32_t>(parties - 1)) {
-    root.fence_arrived.store(0, std::memory_order_relaxed);
-    root.fence_generation.fetch_add(1, std::memory_order_acq_rel);
-    return;
-  }
-  Backoff backoff;
-  while (root.fence_generation.load(std::memory_order_acquire) == generation) {
-    backoff.Wait();
+  const int n = w.node_size();
+  const uint32_t passed = ++w.node_barriers;
+  if (n <= 1) return;
+  const int me = w.node_index();
+  std::atomic<uint32_t>* mine = w.header(w.rank()).barrier_arrivals;
+  for (int k = 0, d = 1; d < n; ++k, d *= 2) {
+    SegmentHeader& partner = w.header(w.node_rank((me + d) % n));
+    partner.barrier_arrivals[k].fetch_add(1, std::memory_order_release);
+    if (mine[k].load(std::memory_order_acquire) - passed < 0x80000000u) {
+      continue;  // already arrived (the counters wrap after 2^32 barriers)
+    }
+    Backoff backoff;
+    while (mine[k].load(std::memory_order_acquire) - passed >= 0x80000000u) {
+      backoff.Wait();
+    }
   }
 }
 

@@ -40,8 +40,10 @@ int ManagedWindow::JoinComm(MPI_Comm comm) {
   node_index_ = NodeIndexOf(comm);
   node_size_ = 0;
   first_node_rank_ = -1;
+  node_ranks_.clear();
   for (int r = 0; r < static_cast<int>(node_index_.size()); ++r) {
     if (node_index_[r] == MPI_UNDEFINED) continue;
+    node_ranks_.push_back(r);  // NodeIndexOf numbers them in rank order
     if (node_size_++ == 0) first_node_rank_ = r;
   }
   single_node_ = node_size_ == static_cast<int>(node_index_.size());

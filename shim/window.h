@@ -50,9 +50,11 @@ struct alignas(64) SegmentHeader {
   LockWords lock_words;
   // PSCW: origins that have completed an access epoch on this target.
   alignas(64) std::atomic<uint64_t> completes{0};
-  // Fence barrier (window rank 0's header only).
-  alignas(64) std::atomic<uint32_t> fence_arrived{0};
-  std::atomic<uint32_t> fence_generation{0};
+  // The node barrier's flags (active_target.cc: NodeBarrier): in round k
+  // of a barrier, the node rank 2^k below this one adds 1 to entry k.
+  // Counters of barriers so far, so nothing is ever reset.
+  static constexpr int kBarrierRounds = 16;  // nodes of up to 65536 ranks
+  alignas(64) std::atomic<uint32_t> barrier_arrivals[kBarrierRounds] = {};
   // Word atomics without stripes (word_atomics.h): the mode word, and how
   // many slots follow the header (0: the protocol is off for this target).
   alignas(64) std::atomic<uint64_t> word_mode{kWordModeUnstriped};
@@ -291,6 +293,12 @@ class ManagedWindow {
   // (whose header holds the node's fence barrier words).
   bool has_node_peers() const { return node_size_ > 1; }
   int node_size() const { return node_size_; }
+  // This process's index among the window's node-local ranks, and the
+  // window rank of the node-local rank with index `i`.
+  int node_index() const { return node_index_[rank_]; }
+  int node_rank(int i) const { return node_ranks_[i]; }
+  // Node barriers this process has passed on this window (NodeBarrier).
+  uint32_t node_barriers = 0;
   int first_node_rank() const { return first_node_rank_; }
 
   // Node-local targets' lock words, from a dense array (one scaled load on
@@ -390,6 +398,7 @@ class ManagedWindow {
   bool holds_mpi_epoch_ = false;  // lock_all(MPI_MODE_NOCHECK) on app_win_
   NodeSegments segments_;
   std::vector<int> node_index_;  // per window rank: NodeIndexOf
+  std::vector<int> node_ranks_;  // per node index: the window rank
   std::vector<int> world_ranks_;  // per window rank, when spanning nodes
   MPI_Group group_ = MPI_GROUP_NULL;
   int rank_ = 0;

@@ -59,8 +59,7 @@ void Trample(rmashim::SegmentHeader* h) {
   h->lock_words.all.store(taken);
   for (auto& stripe : h->stripes) stripe.store(taken);
   h->completes.store(12345);
-  h->fence_arrived.store(1);
-  h->fence_generation.store(99);
+  for (auto& arrivals : h->barrier_arrivals) arrivals.store(99);
   h->word_mode.store(rmashim::kWordModeDraining + 3 * rmashim::kWordModeBulkUnit);
   for (uint32_t r = 0; r < h->unstriped_slot_count; ++r) {
     h->unstriped_slots()[r].seq.store(1);
