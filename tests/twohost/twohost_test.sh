@@ -109,12 +109,34 @@ DIFF=(
 )
 (( quick )) && DIFF=("${DIFF[0]}")
 
+# run_once OUT PRELOAD ARGV...: one run; a watchdog hang (exit 124) is run
+# again once. MPICH 4.0.2 over UCX's TCP transport hangs now and then with
+# 2+2 ranks natively and under the shim alike, outside anything the shim
+# serves: e.g. pscw_ring stuck in MPI_Win_start waiting for a post that
+# never arrives (1 of 10 and 0 of 20 native runs, 1 of 8 and 1 of 20 shim
+# runs, 2026-11-27), like the MPI_Finalize hangs run_twohost.sh ends. Each
+# such hang is reported with where it stuck; a second hang fails the test.
+run_once() {
+  local out=$1 preload=$2 rc=0
+  shift 2
+  "$run" "$n" twohost "$preload" "$@" >"$out" 2>"$out.err" || rc=$?
+  if [[ $rc -eq 124 ]]; then
+    echo "MPICH hang ($name, $n ranks, $([[ $preload == none ]] && echo native || echo shim)," \
+         "run again): $(grep -m2 'watchdog' "$out.err" | tr '\n' ' ')"
+    hangs=$((hangs + 1))
+    rc=0
+    "$run" "$n" twohost "$preload" "$@" >"$out" 2>"$out.err" || rc=$?
+  fi
+  return $rc
+}
+hangs=0
+
 diff_one() {  # ranks, then a DIFF entry's fields
   local n=$1 name=$2 prog=$3 opts=$4 placement=$5 floor=$6 out=$work/$name.$1
   local -a argv=($prog)
   argv[0]=$diff_bin/${argv[0]}
   local t0=$SECONDS rc=0
-  "$run" "$n" twohost none "${argv[@]}" >"$out.native" 2>"$out.native.err" || rc=$?
+  run_once "$out.native" none "${argv[@]}" || rc=$?
   if [[ $rc -ne 0 || ! -s "$out.native" ]]; then
     fail "$name, $n ranks: native MPICH failed (exit $rc)"
     tail -5 "$out.native.err"
@@ -122,8 +144,7 @@ diff_one() {  # ranks, then a DIFF entry's fields
   fi
   rm -f "$out.json"
   rc=0
-  RMASHIM_PROFILE=$out.json "$run" "$n" twohost "$shim" "${argv[@]}" \
-    >"$out.shim" 2>"$out.shim.err" || rc=$?
+  RMASHIM_PROFILE=$out.json run_once "$out.shim" "$shim" "${argv[@]}" || rc=$?
   if [[ $rc -ne 0 ]]; then
     fail "$name, $n ranks: the shim run failed (exit $rc)"
     tail -5 "$out.shim.err"
@@ -163,6 +184,7 @@ done
 
 ended=$(cat "$work"/*.err 2>/dev/null | grep -c 'did not exit within' || true)
 echo "differential jobs MPICH left hanging in MPI_Finalize and the runner ended: $ended of $((4 * ${#DIFF[@]}))"
+echo "differential runs that hung inside MPI and were run again: $hangs"
 
 # rma_fuzz seeds, the ones CI runs on the odd/even split (tests/fuzz/BUILD),
 # through fuzz_diff.sh with this tier's runner.
