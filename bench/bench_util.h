@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -31,10 +32,13 @@ inline void FloorCopy(void* dst, const void* src, size_t n) {
 // ---- Flags ----
 
 // --csv: machine-readable output (scripts/bench_sweep.sh); --quick: fewer
-// sizes and iterations (smoke tests, quick sweep).
+// sizes and iterations (smoke tests, quick sweep); --create: windows made
+// with MPI_Win_create on page-aligned memory of the program's own (as OSU's
+// benchmarks do) instead of MPI_Win_allocate, where a benchmark offers it.
 struct Flags {
   bool csv = false;
   bool quick = false;
+  bool create = false;
 };
 
 inline Flags ParseFlags(int argc, char** argv) {
@@ -42,6 +46,7 @@ inline Flags ParseFlags(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--csv") == 0) flags.csv = true;
     if (std::strcmp(argv[i], "--quick") == 0) flags.quick = true;
+    if (std::strcmp(argv[i], "--create") == 0) flags.create = true;
   }
   return flags;
 }
@@ -131,18 +136,45 @@ struct Window {
   const char* name;  // "native" or "shim": the column it feeds
   MPI_Win win = MPI_WIN_NULL;
   char* base = nullptr;
+  bool owns_base = false;  // MPI_Win_create on memory of the program's own
 };
+
+// MPI_Win_create over `bytes` of page-aligned memory of the program's own
+// (zeroed), `managed` as in AllocateWindow.
+inline MPI_Win CreateWindow(bool managed, MPI_Aint bytes, char** base,
+                            MPI_Comm comm = MPI_COMM_WORLD) {
+  void* memory = nullptr;
+  if (posix_memalign(&memory, 4096, std::max<MPI_Aint>(bytes, 1)) != 0) {
+    MPI_Abort(comm, 1);
+  }
+  std::memset(memory, 0, std::max<MPI_Aint>(bytes, 1));
+  *base = static_cast<char*>(memory);
+  MPI_Info info;
+  MPI_Info_create(&info);
+  if (!managed) MPI_Info_set(info, "rmashim_managed", "false");
+  MPI_Win win;
+  MPI_Win_create(memory, bytes, 1, info, comm, &win);
+  MPI_Info_free(&info);
+  return win;
+}
 
 struct WindowPair {
   Window native{"native"}, shim{"shim"};
-  WindowPair(MPI_Aint bytes, MPI_Comm comm) {
-    native.win = AllocateWindow(false, bytes, &native.base, comm);
-    shim.win = AllocateWindow(true, bytes, &shim.base, comm);
+  // `create`: MPI_Win_create windows (CreateWindow), else MPI_Win_allocate.
+  WindowPair(MPI_Aint bytes, MPI_Comm comm, bool create = false) {
+    for (Window* w : {&native, &shim}) {
+      const bool managed = w == &shim;
+      w->owns_base = create;
+      w->win = create ? CreateWindow(managed, bytes, &w->base, comm)
+                      : AllocateWindow(managed, bytes, &w->base, comm);
+    }
     WarnIfNotPreloaded(shim.win);
   }
   ~WindowPair() {
-    MPI_Win_free(&shim.win);
-    MPI_Win_free(&native.win);
+    for (Window* w : {&shim, &native}) {
+      MPI_Win_free(&w->win);
+      if (w->owns_base) std::free(w->base);
+    }
   }
   WindowPair(const WindowPair&) = delete;
   WindowPair& operator=(const WindowPair&) = delete;

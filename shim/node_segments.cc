@@ -58,22 +58,29 @@ bool CreateOwn(size_t bytes, OwnSegment* out) {
 // A node peer's segment, mapped here; null if it cannot be opened or is not
 // the file the peer described.
 std::byte* MapPeer(const SegmentId& id) {
-  char path[64];
-  std::snprintf(path, sizeof(path), "/proc/%ld/fd/%ld", id.pid, id.fd);
-  const int fd = open(path, O_RDWR | O_CLOEXEC);
+  const int fd = OpenPeerFile(id.pid, id.fd, id.dev, id.ino, id.bytes);
   if (fd < 0) return nullptr;
-  struct stat st;
-  std::byte* addr = nullptr;
-  if (fstat(fd, &st) == 0 && static_cast<long>(st.st_dev) == id.dev &&
-      static_cast<long>(st.st_ino) == id.ino &&
-      st.st_size == static_cast<off_t>(id.bytes)) {
-    addr = MapShared(fd, static_cast<size_t>(id.bytes));
-  }
+  std::byte* addr = MapShared(fd, static_cast<size_t>(id.bytes));
   close(fd);
   return addr;
 }
 
 }  // namespace
+
+int OpenPeerFile(long pid, long fd, long dev, long ino, long min_bytes) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/%ld/fd/%ld", pid, fd);
+  const int opened = open(path, O_RDWR | O_CLOEXEC);
+  if (opened < 0) return -1;
+  struct stat st;
+  if (fstat(opened, &st) == 0 && static_cast<long>(st.st_dev) == dev &&
+      static_cast<long>(st.st_ino) == ino &&
+      st.st_size >= static_cast<off_t>(min_bytes)) {
+    return opened;
+  }
+  close(opened);
+  return -1;
+}
 
 SegmentId NodeSegments::Prepare(size_t bytes, Vote vote) {
   SegmentCache& cache = segment_cache();

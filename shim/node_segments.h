@@ -52,6 +52,12 @@ struct SegmentId {
   long cached_bytes;  // in this rank's segment cache (Retry)
 };
 
+// Opens the file that process `pid` holds open as descriptor `fd`, through
+// /proc/<pid>/fd, if it is the file described (device and inode: pids can
+// mean another process to a peer in another PID namespace) and holds at
+// least `min_bytes`; returns the descriptor, or -1.
+int OpenPeerFile(long pid, long fd, long dev, long ino, long min_bytes);
+
 class NodeSegments {
  public:
   NodeSegments() = default;

@@ -8,6 +8,7 @@
 #include "shim/hardware.h"
 #include "shim/mpi_flush.h"
 #include "shim/segment_cache.h"
+#include "shim/shared_user_memory.h"
 #include "shim/shm_lock.h"
 #include "shim/spin_wait.h"
 
@@ -91,6 +92,7 @@ void Runtime::Start(int thread_level) {
   locality_.node_size = static_cast<int>(
       std::count(nodes.begin(), nodes.end(), nodes[world_rank]));
   CalibrateSpin(locality_.node_size);
+  NoteThreadsAtInit();
   const HardwarePlace place = QueryHardwarePlace();
   locality_.numa_domain = place.numa_domain;
   locality_.core = place.core;

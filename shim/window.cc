@@ -24,6 +24,7 @@ struct ManagedWindow::Announcement {
   long size;       // bytes of window memory
   long disp_unit;
   long address;    // of its window memory, in its own address space
+  UserMemoryId memory;  // MPI_Win_create memory shared with node peers
 };
 
 namespace {
@@ -85,7 +86,7 @@ void ManagedWindow::Share(MPI_Comm comm, MPI_Aint memory_bytes, MPI_Aint size,
   std::vector<SegmentId> ids(comm_size);
   for (int attempt = 0;; ++attempt) {
     Announcement mine{segments_.Prepare(header_bytes + memory_bytes, vote),
-                      size, disp_unit, 0};
+                      size, disp_unit, 0, own_memory_};
     if (std::byte* segment = segments_.own()) {
       // Before the exchange: no peer uses the header before the agreement
       // below, which completes on no rank before every rank has started it.
@@ -162,6 +163,16 @@ void ManagedWindow::SetTargets(const Announcement* all,
       case Flavor::kCreate:
         t.base = reinterpret_cast<std::byte*>(all[r].address);
         if (r != rank_) t.pid = static_cast<pid_t>(all[r].segment.pid);
+        if (r != rank_ && all[r].memory.fd >= 0 && t.size > 0) {
+          // Shared by its owner: mapped here, reached as allocate memory is;
+          // else through cross-memory attach.
+          std::byte* mapped = peer_memory_.emplace_back().Map(
+              t.pid, all[r].memory, static_cast<size_t>(t.size));
+          if (mapped != nullptr) {
+            t.base = mapped;
+            t.pid = 0;
+          }
+        }
         break;
     }
     if (t.pid == 0) t.direct_size = t.size;
@@ -295,13 +306,15 @@ int ManagedWindow::Allocate(MPI_Aint size, int disp_unit, MPI_Info info,
 
 int ManagedWindow::Adopt(Flavor flavor, MPI_Win app_win, void* base,
                          MPI_Aint size, int disp_unit, MPI_Comm comm,
-                         ManagedWindow** out, Vote vote, Vote* agreed) {
+                         ManagedWindow** out, Vote vote, Vote* agreed,
+                         const UserMemoryId& memory) {
   *out = nullptr;
   Vote agreed_here = Vote::kManage;
   if (agreed == nullptr) agreed = &agreed_here;
   std::unique_ptr<ManagedWindow> w(new ManagedWindow);
   w->flavor_ = flavor;
   w->app_win_ = app_win;
+  w->own_memory_ = memory;
   // Every rank takes part in the agreement, whatever failed here.
   if (w->JoinComm(comm) != MPI_SUCCESS) vote = Vote::kDecline;
   // Before the exchange, so every peer allows attaching before any rank
@@ -318,6 +331,7 @@ int ManagedWindow::Adopt(Flavor flavor, MPI_Win app_win, void* base,
   if (*agreed != Vote::kManage) w->segments_.Drop();
   if (*agreed != Vote::kManage || failed != 0) {
     w->app_win_ = MPI_WIN_NULL;  // still the application's
+    w->own_memory_ = {};         // and the caller unshares its memory
     return *agreed != Vote::kManage ? MPI_ERR_NO_MEM : MPI_SUCCESS;
   }
   w->Finish();
@@ -328,6 +342,7 @@ int ManagedWindow::Adopt(Flavor flavor, MPI_Win app_win, void* base,
 ManagedWindow::~ManagedWindow() {
   if (holds_mpi_epoch_) PMPI_Win_unlock_all(app_win_);
   if (app_win_ != MPI_WIN_NULL) PMPI_Win_free(&app_win_);
+  UnshareUserMemory(own_memory_);
   if (group_ != MPI_GROUP_NULL) PMPI_Group_free(&group_);
 }
 

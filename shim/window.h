@@ -19,6 +19,7 @@
 #include "shim/node_segments.h"
 #include "shim/profile.h"
 #include "shim/ptracer.h"
+#include "shim/shared_user_memory.h"
 #include "shim/shm_lock.h"
 #include "shim/word_atomics.h"
 
@@ -230,10 +231,13 @@ class ManagedWindow {
   // MPI_Win_allocate_shared or MPI_Win_create over `base`. Sets `*out` to
   // nullptr (and leaves `app_win` alone) on every rank when the window
   // cannot be managed: MPI_ERR_NO_MEM as Allocate, or MPI_SUCCESS when the
-  // kernel refuses cross-memory attach.
+  // kernel refuses cross-memory attach. `memory`: MPI_Win_create memory
+  // made node-shared before MPI saw it (shared_user_memory.h); the window
+  // takes it over when managed (the caller unshares it otherwise).
   static int Adopt(Flavor flavor, MPI_Win app_win, void* base, MPI_Aint size,
                    int disp_unit, MPI_Comm comm, ManagedWindow** out,
-                   Vote vote = Vote::kManage, Vote* agreed = nullptr);
+                   Vote vote = Vote::kManage, Vote* agreed = nullptr,
+                   const UserMemoryId& memory = {});
   ~ManagedWindow();  // frees the MPI objects (collective, like MPI_Win_free)
 
   ManagedWindow(const ManagedWindow&) = delete;
@@ -414,6 +418,10 @@ class ManagedWindow {
   // MPI_Win_create windows with node-local peers: they attach to this
   // process's memory (ptracer.h).
   CrossMemoryGrant cross_memory_grant_;
+  // MPI_Win_create windows: this rank's memory as shared with its node
+  // peers (fd -1: not shared), and the peers' shared memory mapped here.
+  UserMemoryId own_memory_;
+  std::vector<PeerUserMemory> peer_memory_;
 };
 
 // Counts an operation a fast path served in `w`'s profile; out of line, so

@@ -58,11 +58,15 @@ Fallback FallbackOf(MPI_Comm comm, Vote agreed) {
 
 // Other flavors: MPI creates the window, then the shim adopts it. Whether
 // it does is agreed by every rank (ManagedWindow::Adopt).
+// `memory`: MPI_Win_create memory made node-shared (shared_user_memory.h),
+// unshared here unless the window is managed.
 template <typename Create>
 int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm,
-                   MPI_Win* win, Create create) {
+                   MPI_Win* win, Create create,
+                   const UserMemoryId& memory = {}) {
   const char* flavor_name = flavor == Flavor::kShared ? "shared" : "create";
   const int rc = create();
+  if (rc != MPI_SUCCESS || !runtime().enabled()) UnshareUserMemory(memory);
   if (rc != MPI_SUCCESS) return rc;
   if (!runtime().enabled()) {
     g_profiler.OpenUnmanaged(*win, comm, flavor_name, Fallback::kOptedOut);
@@ -80,7 +84,8 @@ int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm,
   Vote agreed = Vote::kManage;
   ManagedWindow* w = nullptr;
   const int arc = ManagedWindow::Adopt(flavor, *win, base, *size, *disp_unit,
-                                       comm, &w, vote, &agreed);
+                                       comm, &w, vote, &agreed, memory);
+  if (w == nullptr) UnshareUserMemory(memory);
   Fallback why = Fallback::kNoSharedMemory;
   if (agreed != Vote::kManage) {
     why = FallbackOf(comm, agreed);
@@ -167,9 +172,18 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
 
 int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info,
                    MPI_Comm comm, MPI_Win* win) {
-  return CreateAndAdopt(Flavor::kCreate, info, comm, win, [&] {
-    return PMPI_Win_create(base, size, disp_unit, info, comm, win);
-  });
+  // Before MPI registers the memory (shared_user_memory.h); only where a
+  // node peer could use it.
+  UserMemoryId memory;
+  if (runtime().enabled() && runtime().locality().node_size > 1 &&
+      size > 0 && disp_unit > 0 && comm != MPI_COMM_NULL && win != nullptr &&
+      !InfoOptsOut(info)) {
+    memory = ShareUserMemory(base, static_cast<size_t>(size));
+  }
+  return CreateAndAdopt(
+      Flavor::kCreate, info, comm, win,
+      [&] { return PMPI_Win_create(base, size, disp_unit, info, comm, win); },
+      memory);
 }
 
 int MPI_Win_free(MPI_Win* win) {
