@@ -63,7 +63,8 @@ Fallback FallbackOf(MPI_Comm comm, Vote agreed) {
 template <typename Create>
 int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm,
                    MPI_Win* win, Create create,
-                   const UserMemoryId& memory = {}) {
+                   const UserMemoryId& memory = {},
+                   void* create_base = nullptr) {
   const char* flavor_name = flavor == Flavor::kShared ? "shared" : "create";
   const int rc = create();
   if (rc != MPI_SUCCESS || !runtime().enabled()) UnshareUserMemory(memory);
@@ -79,6 +80,10 @@ int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm,
   PMPI_Win_get_attr(*win, MPI_WIN_BASE, &base, &flag);
   PMPI_Win_get_attr(*win, MPI_WIN_SIZE, &size, &flag);
   PMPI_Win_get_attr(*win, MPI_WIN_DISP_UNIT, &disp_unit, &flag);
+  // MPI_Win_create: the memory the application gave. MPICH 4.0.2 over UCX
+  // reports (and uses) the start of a registration it merged with an
+  // earlier live window's instead, when the two windows' pages overlap.
+  if (flavor == Flavor::kCreate) base = create_base;
   bool reserved = false;
   const Vote vote = LocalVote(info, &reserved);
   Vote agreed = Vote::kManage;
@@ -183,7 +188,7 @@ int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info,
   return CreateAndAdopt(
       Flavor::kCreate, info, comm, win,
       [&] { return PMPI_Win_create(base, size, disp_unit, info, comm, win); },
-      memory);
+      memory, base);
 }
 
 int MPI_Win_free(MPI_Win* win) {
@@ -215,6 +220,14 @@ int MPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val,
       w->flavor() == Flavor::kAllocate && attribute_val != nullptr &&
       flag != nullptr) {
     *static_cast<const int**>(attribute_val) = &kFlavorAllocate;
+    *flag = 1;
+    return MPI_SUCCESS;
+  }
+  // MPI_Win_create's base as the application gave it (CreateAndAdopt).
+  if (win_keyval == MPI_WIN_BASE && w != nullptr &&
+      w->flavor() == Flavor::kCreate && attribute_val != nullptr &&
+      flag != nullptr) {
+    *static_cast<void**>(attribute_val) = w->target(w->rank()).base;
     *flag = 1;
     return MPI_SUCCESS;
   }
@@ -251,6 +264,16 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size,
 
 int rmashim_win_is_managed(MPI_Win win, int* flag) {
   *flag = FindManaged(win) != nullptr;
+  return MPI_SUCCESS;
+}
+
+int rmashim_win_target_mapped(MPI_Win win, int rank, int* flag) {
+  *flag = 0;
+  const ManagedWindow* w = FindManaged(win);
+  if (w == nullptr) return MPI_SUCCESS;
+  if (rank < 0 || rank >= w->comm_size()) return MPI_ERR_RANK;
+  const Target& t = w->target(rank);
+  *flag = t.node_local() && t.pid == 0;
   return MPI_SUCCESS;
 }
 

@@ -41,6 +41,16 @@ inline bool IsManaged(MPI_Win win) {
   return fn != nullptr && fn(win, &flag) == MPI_SUCCESS && flag != 0;
 }
 
+// Whether this process reaches `rank`'s memory of `win` with loads and
+// stores (rmashim_win_target_mapped): false without the shim.
+inline bool IsMapped(MPI_Win win, int rank) {
+  using Fn = int (*)(MPI_Win, int, int*);
+  auto fn =
+      reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_win_target_mapped"));
+  int flag = 0;
+  return fn != nullptr && fn(win, rank, &flag) == MPI_SUCCESS && flag != 0;
+}
+
 // Why the shim does not serve `win` ("" when it manages it): for suites
 // that run under the preloaded shim, which would otherwise test native
 // MPICH without noticing (a failed preload, or a window silently left to

@@ -14,6 +14,14 @@ extern "C" {
  * through shared memory), 0 when every call on it passes through to MPI. */
 int rmashim_win_is_managed(MPI_Win win, int *flag);
 
+/* Sets *flag to 1 when this process reaches the window memory of `rank` (a
+ * rank of the window's group) with loads, stores and CPU atomics: a
+ * node-local target whose memory is mapped here. 0 when it goes through
+ * cross-memory system calls (MPI_Win_create memory the shim could not
+ * share), through MPI (another node), or the window is not managed.
+ * MPI_ERR_RANK for a rank outside the group. */
+int rmashim_win_target_mapped(MPI_Win win, int rank, int *flag);
+
 /* This rank's place in the machine as seen at MPI_Init: the node (world rank
  * of its first rank), rank and size within the node, NUMA domain and core
  * (logical hwloc indices, -1 when unknown). */
