@@ -24,8 +24,7 @@ inline int CheckTargetArgs(const ManagedWindow& w, int target, MPI_Aint disp) {
 // (MPI-3 11.3.5), but one to MPI_PROC_NULL is a no-op that succeeds and
 // returns a completed request in any epoch, as in MPICH.
 inline bool RequestEpochOk(const ManagedWindow& w, int target) {
-  return target == MPI_PROC_NULL || w.epoch == AccessEpoch::kLock ||
-         w.epoch == AccessEpoch::kLockAll;
+  return target == MPI_PROC_NULL || IsPassive(w.epoch);
 }
 
 // Whether this process's current epoch lets it access `target` directly.

@@ -109,7 +109,7 @@ inline constexpr size_t kBulkElements = 16;
     ManagedWindow& w, MPI_Datatype type, MPI_Op op, int target, MPI_Aint disp,
     const void* origin) {
   if (w.unstriped_slot() < 0 || origin == nullptr ||
-      (w.epoch != AccessEpoch::kLockAll && w.epoch != AccessEpoch::kLock)) {
+      !IsPassive(w.epoch)) {
     return false;
   }
   const ElementOp* e = BuiltinElementOp(type, op);

@@ -154,6 +154,11 @@ enum class AccessEpoch : uint8_t {
 inline bool GivesEveryTarget(AccessEpoch e) {
   return (static_cast<uint8_t>(e) & 4) != 0;
 }
+// A passive-target epoch: lock or lock_all. Callers read the epoch once
+// (EpochWord below): two reads may see two values under MPI_THREAD_MULTIPLE.
+inline bool IsPassive(AccessEpoch e) {
+  return e == AccessEpoch::kLock || e == AccessEpoch::kLockAll;
+}
 
 // The epoch word of a window. Under MPI_THREAD_MULTIPLE one thread changes it
 // (MPI_Win_lock/unlock, fence, PSCW; under the window's state mutex) while
@@ -340,7 +345,8 @@ class ManagedWindow {
   // A new access epoch may start from no epoch, or right after a fence that
   // did not say MPI_MODE_NOSUCCEED (MPICH accepts that too).
   bool may_start_epoch() const {
-    return epoch == AccessEpoch::kNone || epoch == AccessEpoch::kFence;
+    const AccessEpoch e = epoch;  // one read (IsPassive)
+    return e == AccessEpoch::kNone || e == AccessEpoch::kFence;
   }
 
   // Serializes this process's bookkeeping on the window when several threads

@@ -118,7 +118,7 @@ inline bool FastFlushApplies(const ManagedWindow& w, int rank) {
 // MPI_Win_flush_all and MPI_Win_flush_local_all: direct copies are complete
 // already; what went to MPI is flushed target by target (FlushPassedThrough).
 int FlushAllTargets(ManagedWindow& w, Completion completion) {
-  if (w.epoch != AccessEpoch::kLock && w.epoch != AccessEpoch::kLockAll) {
+  if (!IsPassive(w.epoch)) {
     return Fail(w, MPI_ERR_RMA_SYNC);
   }
   CompleteDeferred(w);
@@ -202,7 +202,13 @@ int Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
   }
   if (!ValidAssert(assert, kLockAsserts)) return Fail(w, MPI_ERR_ARG);
   if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
-  if (!(w.may_start_epoch() || w.epoch == AccessEpoch::kLock) ||
+  // One read of the epoch: under MPI_THREAD_MULTIPLE another thread's
+  // unlock of its last lock may turn kLock into kNone between two reads,
+  // and a check that saw kLock first and kNone second would fail a valid
+  // lock (either value alone admits it).
+  const AccessEpoch epoch = w.epoch;
+  if (!(epoch == AccessEpoch::kNone || epoch == AccessEpoch::kFence ||
+        epoch == AccessEpoch::kLock) ||
       w.locks[rank].mode != LockMode::kNone) {
     return Fail(w, MPI_ERR_RMA_SYNC);
   }
@@ -402,7 +408,7 @@ int MPI_Win_sync(MPI_Win win) {
   if (w == nullptr) return PMPI_Win_sync(win);
   // Only inside a passive-target epoch, as MPICH checks (MPI's own lock_all
   // epoch on a single-node window's MPI window is not the application's).
-  if (w->epoch != AccessEpoch::kLock && w->epoch != AccessEpoch::kLockAll) {
+  if (!IsPassive(w->epoch)) {
     return Fail(*w, MPI_ERR_RMA_SYNC);
   }
   CompleteDeferred(*w);

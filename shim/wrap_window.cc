@@ -199,8 +199,7 @@ int MPI_Win_free(MPI_Win* win) {
   }
   // Not inside an access or exposure epoch (MPICH: MPI_ERR_RMA_SYNC); the
   // window and its profile record stay as they are.
-  if ((w->epoch != AccessEpoch::kNone && w->epoch != AccessEpoch::kFence) ||
-      w->pscw.exposed) {
+  if (!w->may_start_epoch() || w->pscw.exposed) {
     return RaiseOnWindow(*win, MPI_ERR_RMA_SYNC);
   }
   g_profiler.Close(*win);

@@ -191,4 +191,32 @@ TEST(ThreadsTest, ThreadsLockAndUnlockDifferentTargets) {
   }
 }
 
+// Two threads per rank lock and unlock two different targets as fast as
+// they can, nothing in between: one thread's unlock of the process's last
+// lock (the epoch turns from lock to none) races the other's lock check,
+// which must admit the lock whichever it sees. A check that read the epoch
+// twice failed valid locks with MPI_ERR_RMA_SYNC now and then.
+TEST(ThreadsTest, LockChecksRaceUnlocksOfOtherTargets) {
+  const int size = Size();
+  if (size < 2) GTEST_SKIP() << "needs two targets";
+  const int iterations = Rounds(100000, 2000);
+  AllocWindow w(sizeof(int64_t), sizeof(int64_t));
+  ASSERT_EQ(w.rc(), MPI_SUCCESS);
+  EXPECT_TRUE(IsManaged(w.win()));
+  MPI_Win_set_errhandler(w.win(), MPI_ERRORS_RETURN);
+  std::vector<int> failures(2, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < iterations; ++k) {
+        failures[t] += MPI_Win_lock(MPI_LOCK_SHARED, t, 0, w.win()) != MPI_SUCCESS;
+        failures[t] += MPI_Win_unlock(t, w.win()) != MPI_SUCCESS;
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(failures[0] + failures[1], 0);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 }  // namespace
