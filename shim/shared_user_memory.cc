@@ -231,15 +231,18 @@ class SharedRanges {
     const int fd = open("/dev/shm", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0) return false;
     struct stat st;
-    if (posix_fallocate(fd, 0, static_cast<off_t>(bytes)) != 0 ||
-        fstat(fd, &st) != 0) {
+    if (ftruncate(fd, static_cast<off_t>(bytes)) != 0 || fstat(fd, &st) != 0) {
       close(fd);
       return false;
     }
     for (uintptr_t off = 0; off < bytes; off += kChunk) {
       const size_t n = std::min<size_t>(kChunk, bytes - off);
       auto* at = reinterpret_cast<void*>(r->lo + off);
-      if (!CopyAndMapOver(fd, off, at, n)) {
+      // Pages reserved chunk by chunk (a full /dev/shm is found here, not
+      // by a SIGBUS later), as the program's private pages of the chunk
+      // before are given back: at most one chunk is held twice.
+      if (posix_fallocate(fd, static_cast<off_t>(off), static_cast<off_t>(n)) != 0 ||
+          !CopyAndMapOver(fd, off, at, n)) {
         close(fd);  // what was mapped over keeps its file, and its contents
         return false;
       }
