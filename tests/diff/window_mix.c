@@ -98,16 +98,18 @@ int main(int argc, char** argv) {
   MPI_Allgather(&me, 1, MPI_INT, node_world, 1, MPI_INT, node);
 
   MPI_Win win[kNumWins];
-  /* Wa: (me + 1) * 64 ints. */
-  const int a_ints = (me + 1) * 64;
+  /* Wa: (me + 1) * 64 ints, and 4 more per rank for phase 2's puts (at
+   * int 16 + 4 * origin of every target). */
+  const int a_ints = (me + 1) * 64 + 4 * n;
   int32_t* wa = NULL;
   MPI_Win_allocate((MPI_Aint)a_ints * 4, 4, MPI_INFO_NULL, MPI_COMM_WORLD,
                    &wa, &win[kWa]);
   /* Wr: 32 ints on the reversed communicator. */
   int32_t* wr = NULL;
   MPI_Win_allocate(32 * 4, 4, MPI_INFO_NULL, rev, &wr, &win[kWr]);
-  /* Wc: (me + 2) * 16 int64 in user memory. */
-  const int c_words = (me + 2) * 16;
+  /* Wc: (me + 2) * 16 int64 in user memory, and 2 more per rank for
+   * phase 2's puts (at word 16 + 2 * origin of every target). */
+  const int c_words = (me + 2) * 16 + 2 * n;
   int64_t* wc = NULL;
   wc = aligned_alloc(64, (size_t)c_words * 8);
   MPI_Win_create(wc, (MPI_Aint)c_words * 8, 8, MPI_INFO_NULL, MPI_COMM_WORLD,
