@@ -45,6 +45,27 @@
 //    waits for a shard while it holds a lock, so neither can wait for the
 //    other in a cycle. Announced holders' nested exclusive locks take the
 //    target's `lock` only, as with the shards.
+//  - Biased lock_all (after BRAVO, Dice and Kogan): while a window sees
+//    lock_all and no exclusive lock, lock_all need not enter a shard or
+//    read the announcements at all. The window has one bias word (in window
+//    rank 0's header) and every node rank a visibility word on its own
+//    announcement line. A lock_all that finds the bias on sets its own
+//    visibility word (a locked exchange, a full fence), reads the bias
+//    again, and holds the lock_all if it is still on: no shared line
+//    written, nothing read that grows with the node. Otherwise it clears
+//    its word and enters its shard as above. An exclusive locker, once it
+//    holds its target and its shards or announcement, reads the bias; if
+//    it is on, it revokes it (on -> revoking, one CAS), waits until every
+//    visibility word is clear, and turns it off; a second revoker waits
+//    for that. Of a lock_all setting its word and a revoker's CAS, one
+//    sees the other (Dekker's pattern again). The bias is turned on only
+//    by a lock_all that holds its shard the full way: then no exclusive
+//    lock is held or can be until it leaves, and each one taken later
+//    finds the bias on and revokes it. Biased holders wait for nothing, so
+//    a revoker waiting for them cannot be part of a cycle. After a
+//    revocation the bias stays off for 9 times as long as the revocation
+//    took (within kBiasInhibitNs..kBiasInhibitMaxNs), so exclusive locks
+//    that come often are not slowed by revoking again and again.
 //  - Accumulate stripes are gates too: class A atomic updaters, class B
 //    plain-loop updaters (B excludes A and B).
 // `lock` and `all` sit on separate cache lines, so lock_all does not contend
@@ -84,14 +105,45 @@ inline constexpr int kRanksPerAllShard = 8;
 // shards. One per node rank, alone on its cache line.
 using AnnounceWord = std::atomic<uint32_t>;
 
+// A node rank's lock_all visibility word (biased lock_all, top of this
+// file): nonzero while it holds a lock_all by the bias. Written by that
+// rank only, read by revokers.
+using VisibleWord = std::atomic<uint32_t>;
+
+// The window's lock_all bias (top of this file), alone on its cache line.
+struct alignas(64) LockAllBias {
+  static constexpr uint32_t kOff = 0, kOn = 1, kRevoking = 2;
+  std::atomic<uint32_t> state{kOff};
+  // Not turned on before this time (CLOCK_MONOTONIC, ns): set by revokers.
+  std::atomic<int64_t> inhibit_until_ns{0};
+};
+// The least and the most time the bias stays off after a revocation (the
+// most: a revocation that waited for a long-held lock_all says little
+// about what revoking costs).
+inline constexpr int64_t kBiasInhibitNs = 100'000;
+inline constexpr int64_t kBiasInhibitMaxNs = 10'000'000;
+
 // A window's `all` shards as mapped in this process, in shard order, and
-// every node rank's announcement word (lock_all waits for them).
+// every node rank's announcement word (lock_all waits for them); with the
+// bias, every node rank's visibility word (revokers wait for them, indexed
+// like `announced`).
 struct AllShards {
   LockWords* const* shards = nullptr;
   int count = 0;
   AnnounceWord* const* announced = nullptr;
   int announced_count = 0;
+  LockAllBias* bias = nullptr;  // null: no biased lock_all
+  VisibleWord* const* visible = nullptr;
 };
+
+// Biased lock_all (top of this file). Once an exclusive locker holds its
+// lock: revokes the bias if it is on (or waits for a revocation under way
+// to end). Returns true when it had to wait.
+bool SettleBias(const AllShards& all);
+inline bool BiasOff(const LockAllBias* bias) {
+  return bias == nullptr ||
+         bias->state.load(std::memory_order_acquire) == LockAllBias::kOff;
+}
 
 // Holders of class A / B in a gate word (tests and assertions).
 inline uint64_t GateAHolders(uint64_t word) { return word & 0xffff; }
@@ -169,9 +221,11 @@ class ExclusiveShare {
   // kRanksPerAllShard ranks), else null: TryAcquireAnnounced serves those
   // windows only, and Acquire the others.
   void set_announcement(AnnounceWord* word,
-                        const GateWord* single_shard = nullptr) {
+                        const GateWord* single_shard = nullptr,
+                        const LockAllBias* bias = nullptr) {
     announcement_ = word;
     single_shard_ = single_shard;
+    bias_ = bias;
     UpdateSolo();
   }
 
@@ -183,7 +237,7 @@ class ExclusiveShare {
         Announce(announcement_, target,
                  [&] { return waited = EnterTarget(target), true; },
                  [&] { return ShardsOpen(all); })) {
-      return waited;
+      return SettleBias(all) || waited;
     }
     return AcquireSlow(all, target);
   }
@@ -199,9 +253,10 @@ class ExclusiveShare {
   [[gnu::always_inline]] bool TryAcquireAnnounced(GateWord& target) {
     AnnounceWord* const announcement = solo_announcement_;
     if (hold_ != 0 || announcement == nullptr) return false;
+    // A bias on (or being revoked) needs the full path, which revokes it.
     return Announce(announcement, target,
                     [&] { return gate::TryEnterFree(target, gate::kBUnit); },
-                    [&] { return ShardOpen(*single_shard_); });
+                    [&] { return ShardOpen(*single_shard_) && BiasOff(bias_); });
   }
   // Whether ReleaseAnnounced may release this process's exclusive lock: it
   // is its only one, taken by announcement.
@@ -313,6 +368,7 @@ class ExclusiveShare {
   uint32_t hold_ = 0;
   AnnounceWord* announcement_ = nullptr;
   const GateWord* single_shard_ = nullptr;
+  const LockAllBias* bias_ = nullptr;
   // announcement_ when single-threaded on a window of one shard, else
   // null: the inline path's one test.
   AnnounceWord* solo_announcement_ = nullptr;
@@ -354,6 +410,27 @@ inline bool AcquireAll(LockWords& shard, const AllShards& all) {
   const bool waited = gate::Enter(shard.all, gate::kAUnit, gate::kBMask);
   return AwaitAnnounced(all) || waited;
 }
+// Biased lock_all (top of this file): holds a lock_all by the bias, with
+// `mine` the caller's visibility word, or returns false having changed
+// nothing (then AcquireAll; release with ReleaseAllBiased, resp. ReleaseAll).
+inline bool TryAcquireAllBiased(const AllShards& all, VisibleWord& mine) {
+  if (all.bias == nullptr ||
+      all.bias->state.load(std::memory_order_relaxed) != LockAllBias::kOn) {
+    return false;
+  }
+  mine.exchange(1, std::memory_order_seq_cst);  // then read the bias again
+  if (all.bias->state.load(std::memory_order_seq_cst) == LockAllBias::kOn) {
+    return true;
+  }
+  mine.store(0, std::memory_order_release);
+  return false;
+}
+inline void ReleaseAllBiased(VisibleWord& mine) {
+  mine.store(0, std::memory_order_release);
+}
+// Called by a lock_all that holds its shard the full way (AcquireAll):
+// turns the bias on unless a revocation asked for it to stay off for now.
+void OfferBias(const AllShards& all);
 // Without announcements (tests of the gates alone).
 inline bool AcquireAll(LockWords& all_owner) {
   return gate::Enter(all_owner.all, gate::kAUnit, gate::kBMask);

@@ -200,10 +200,13 @@ void ManagedWindow::MapAllShards() {
   all_shards_.resize(shards);
   for (int i = 0; i < shards; ++i) all_shards_[i] = &targets_[i].header->lock_words;
   announced_.resize(comm_size_);
+  visible_.resize(comm_size_);
   for (int r = 0; r < comm_size_; ++r) {
     announced_[r] = &targets_[r].header->exclusive_announced;
+    visible_[r] = &targets_[r].header->lock_all_visible;
   }
-  all_view_ = {all_shards_.data(), shards, announced_.data(), comm_size_};
+  all_view_ = {all_shards_.data(), shards,          announced_.data(),
+               comm_size_,         LockAllBiasOf(), visible_.data()};
 }
 
 // Whether this process may read every node-local peer's memory with
@@ -230,7 +233,8 @@ void ManagedWindow::Finish() {
   if (single_node_) {
     exclusive_share.set_announcement(
         &targets_[rank_].header->exclusive_announced,
-        all_shards_.size() == 1 ? &all_shards_[0]->all : nullptr);
+        all_shards_.size() == 1 ? &all_shards_[0]->all : nullptr,
+        all_view_.bias);
   }
   if (unstriped_slot_count() > 0 && !g_runtime.thread_multiple() &&
       UnstripedAtomicsRegistered()) {

@@ -61,8 +61,13 @@ struct alignas(64) SegmentHeader {
   alignas(64) std::atomic<uint64_t> word_mode{kWordModeUnstriped};
   uint32_t unstriped_slot_count = 0;
   // Set while this rank holds exclusive locks announced, not in the `all`
-  // shards (shm_lock.h); written by this rank only, read by lock_all.
+  // shards (shm_lock.h); written by this rank only, read by lock_all. On
+  // the same line, set while it holds a lock_all by the bias; read by
+  // exclusive lockers that revoke the bias.
   alignas(64) AnnounceWord exclusive_announced{0};
+  VisibleWord lock_all_visible{0};
+  // The window's lock_all bias: window rank 0's is used (shm_lock.h).
+  LockAllBias lock_all_bias;
   alignas(64) StripeWord stripes[kStripes];
 
   UnstripedSlot* unstriped_slots() {
@@ -317,6 +322,8 @@ class ManagedWindow {
   // lock_all enters.
   const AllShards& all_shards() const { return all_view_; }
   LockWords& own_all_shard() { return *all_shards_[rank_ % all_shards_.size()]; }
+  // This rank's lock_all visibility word (biased lock_all, shm_lock.h).
+  VisibleWord& own_lock_all_visible() { return *visible_[rank_]; }
   SegmentHeader& header(int rank) { return *targets_[rank].header; }
   // PSCW post counters in each header: one per rank on single-node windows,
   // none on windows spanning nodes (their PSCW is MPI's).
@@ -369,6 +376,7 @@ class ManagedWindow {
   int locks_held = 0;
   ExclusiveShare exclusive_share;  // this process's exclusive locks (shm_lock.h)
   bool lock_all_nocheck = false;
+  bool lock_all_biased = false;  // held by the bias (shm_lock.h)
   bool any_mpi_ops_pending = false;
   std::vector<TargetLockState> locks;  // indexed by target rank
   PscwState pscw;
@@ -395,6 +403,8 @@ class ManagedWindow {
   int Agreed(Agreement* agreement, Vote* agreed);
   void SetTargets(const Announcement* all, MPI_Aint header_bytes);
   void MapAllShards();
+  // The window's lock_all bias: in window rank 0's header.
+  LockAllBias* LockAllBiasOf() { return &targets_[0].header->lock_all_bias; }
   bool CanAttach() const;
   void Finish();
 
@@ -420,6 +430,7 @@ class ManagedWindow {
   std::vector<LockWords*> target_locks_;  // per rank; null off-node
   std::vector<LockWords*> all_shards_;  // single-node windows
   std::vector<AnnounceWord*> announced_;  // ... every rank's, in rank order
+  std::vector<VisibleWord*> visible_;     // ... and their lock_all bias words
   AllShards all_view_;  // both, as the lock functions take them
   // MPI_Win_create windows with node-local peers: they attach to this
   // process's memory (ptracer.h).

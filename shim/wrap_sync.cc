@@ -292,9 +292,14 @@ int LockAll(ManagedWindow& w, int assert) {
     const int rc = PMPI_Win_lock_all(assert, w.app_win());
     if (rc != MPI_SUCCESS) return rc;
   } else if (!w.lock_all_nocheck) {
-    AcquireCounted(w.profile, [&] {
-      return AcquireAll(w.own_all_shard(), w.all_shards());
-    });
+    w.lock_all_biased =
+        TryAcquireAllBiased(w.all_shards(), w.own_lock_all_visible());
+    if (!w.lock_all_biased) {
+      AcquireCounted(w.profile, [&] {
+        return AcquireAll(w.own_all_shard(), w.all_shards());
+      });
+      OfferBias(w.all_shards());
+    }
   }
   w.SetEpoch(AccessEpoch::kLockAll);
   return MPI_SUCCESS;
@@ -303,7 +308,9 @@ int LockAll(ManagedWindow& w, int assert) {
 int UnlockAll(ManagedWindow& w) {
   if (w.epoch != AccessEpoch::kLockAll) return Fail(w, MPI_ERR_RMA_SYNC);
   CompleteDeferred(w);
-  if (w.locks_in_shm() && !w.lock_all_nocheck) {
+  if (w.lock_all_biased) {
+    PublishDirectStores();  // before the plain release store below
+  } else if (w.locks_in_shm() && !w.lock_all_nocheck) {
     PublishBeforeLockedRelease();
   } else {
     FenceAll();
@@ -314,7 +321,13 @@ int UnlockAll(ManagedWindow& w) {
     rc = PMPI_Win_unlock_all(w.app_win());
   } else {
     rc = FlushPassedThrough(w, Completion::kRemote);
-    if (!w.lock_all_nocheck) ReleaseAll(w.own_all_shard());
+    if (w.lock_all_nocheck) {
+    } else if (w.lock_all_biased) {
+      ReleaseAllBiased(w.own_lock_all_visible());
+    } else {
+      ReleaseAll(w.own_all_shard());
+    }
+    w.lock_all_biased = false;
   }
   ClearPending(w);
   w.SetEpoch(AccessEpoch::kNone);

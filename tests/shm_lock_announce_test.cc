@@ -10,42 +10,10 @@
 #include <vector>
 
 #include "shim/shm_lock.h"
+#include "tests/shm_lock_test_node.h"
 
 namespace rmashim {
 namespace {
-
-// A node of `ranks` ranks with `shards` shards of the `all` gate.
-struct Node {
-  explicit Node(int ranks, int shards)
-      : shard_words(shards), announced(ranks) {
-    for (LockWords& w : shard_words) shard_pointers.push_back(&w);
-    for (AnnounceWord& a : announced) announced_pointers.push_back(&a);
-  }
-  AllShards view() const {
-    return {shard_pointers.data(), static_cast<int>(shard_pointers.size()),
-            announced_pointers.data(),
-            static_cast<int>(announced_pointers.size())};
-  }
-  // The ExclusiveShare of `rank` as a single-threaded process.
-  // (with the single shard's word on a node of one shard, as windows do).
-  void Join(ExclusiveShare& share, int rank) {
-    share.set_announcement(
-        &announced[rank],
-        shard_words.size() == 1 ? &shard_words[0].all : nullptr);
-  }
-  std::vector<LockWords> shard_words;
-  std::vector<AnnounceWord> announced;
-  std::vector<LockWords*> shard_pointers;
-  std::vector<AnnounceWord*> announced_pointers;
-};
-
-uint64_t ShardHolders(const Node& node) {
-  uint64_t n = 0;
-  for (const LockWords& w : node.shard_words) {
-    n += GateAHolders(w.all.load()) + GateBHolders(w.all.load());
-  }
-  return n;
-}
 
 TEST(ShmLockAnnounceTest, UncontendedExclusiveTouchesNoShard) {
   Node node(4, 2);
