@@ -42,6 +42,6 @@ echo "test.sh: ASan+UBSan: ${#subset[@]} tests in $((SECONDS - start)) s"
 # TSan on the tests that call into the shim from several threads at once.
 start=$SECONDS
 bazel test --config=tsan --local_test_jobs=1 "$@" -- \
-  //tests:shm_lock_test //tests:shm_lock_announce_test \
+  //tests:shm_lock_test //tests:shm_lock_announce_test //tests:shm_lock_bias_test \
   //tests:shim_threads_test //tests:word_atomics_test
 echo "test.sh: TSan: $((SECONDS - start)) s"

@@ -111,7 +111,8 @@ int main(int argc, char** argv) {
    * phase 2's puts (at word 16 + 2 * origin of every target). */
   const int c_words = (me + 2) * 16 + 2 * n;
   int64_t* wc = NULL;
-  wc = aligned_alloc(64, (size_t)c_words * 8);
+  /* aligned_alloc wants a size that is a multiple of the alignment. */
+  wc = aligned_alloc(64, ((size_t)c_words * 8 + 63) / 64 * 64);
   MPI_Win_create(wc, (MPI_Aint)c_words * 8, 8, MPI_INFO_NULL, MPI_COMM_WORLD,
                  &win[kWc]);
   /* Ws: node rank 1 contributes nothing; the others (nr + 1) * 32 shorts. */
