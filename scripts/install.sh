@@ -30,6 +30,9 @@ DESCRIPTION
       PREFIX/include/dash/dart/if/*.h     DASH's include path for them
       PREFIX/lib/pkgconfig/rmashim.pc     pkg-config files; both require
       PREFIX/lib/pkgconfig/dart.pc          MPICH's mpich.pc (libmpich-dev)
+      PREFIX/lib/cmake/rmashim/           CMake package: find_package(rmashim)
+                                          gives rmashim::rmashim, rmashim::dart
+                                          and rmashim::dart_static
       PREFIX/bin/rmashim                  launcher and profile report
       PREFIX/lib/rmashim/*.py             the launcher's report modules
       PREFIX/share/man/man1/rmashim.1,    its --help texts as man pages
@@ -42,6 +45,9 @@ DESCRIPTION
       mpicc.mpich prog.c $(pkg-config --cflags --libs dart) \
           $(pkg-config --variable=rpath dart) -o prog
       mpirun.mpich -n 4 ./prog
+    The same with CMake (cmake -DCMAKE_PREFIX_PATH=PREFIX):
+      find_package(rmashim 0.1 REQUIRED)
+      target_link_libraries(prog PRIVATE rmashim::dart)
     An MPI program under the shim:
       mpirun.mpich -n 4 PREFIX/bin/rmashim --profile=profile.json ./app
 
@@ -113,6 +119,73 @@ Libs.private: $private
 EOF
 }
 
+# The CMake package: PREFIX/lib/cmake/rmashim/rmashimConfig.cmake and its
+# version file. Relocatable like the .pc files: the prefix is found from the
+# file's own directory. MPICH comes in through pkg-config's mpich.pc, so a
+# program built with the plain compiler gets MPICH's flags from the targets.
+write_cmake() {
+  local dir="$prefix/lib/cmake/rmashim"
+  mkdir -p "$dir"
+  cat >"$dir/rmashimConfig.cmake" <<'CMAKE'
+# rmashim's CMake package. find_package(rmashim) defines:
+#   rmashim::rmashim     librmashim.so, the PMPI shim, with <rmashim/rmashim.h>
+#                        (link it, or LD_PRELOAD it into an unchanged program)
+#   rmashim::dart        libdart.so, DART (the DASH runtime interface), with
+#                        <dart/dart.h> and <dash/dart/if/dart.h>
+#   rmashim::dart_static libdart.a and what it needs
+# and rmashim_PRELOAD, the path to LD_PRELOAD. Every target brings MPICH
+# (Debian's libmpich-dev, found through pkg-config's mpich.pc): build with any
+# C or C++ compiler, run with mpirun.mpich. Relocatable: the prefix is found
+# from this file's own directory.
+include(CMakeFindDependencyMacro)
+find_dependency(PkgConfig)
+get_filename_component(_rmashim_prefix "${CMAKE_CURRENT_LIST_DIR}/../../.."
+                       ABSOLUTE)
+if(NOT TARGET rmashim::mpich)
+  pkg_check_modules(RMASHIM_MPICH REQUIRED IMPORTED_TARGET mpich)
+  add_library(rmashim::mpich INTERFACE IMPORTED)
+  set_target_properties(rmashim::mpich PROPERTIES
+    INTERFACE_LINK_LIBRARIES PkgConfig::RMASHIM_MPICH)
+endif()
+# The libraries have no SONAME: linked as -l with their directory, and found
+# at run time through the build's rpath (CMake adds it) or LD_LIBRARY_PATH.
+foreach(_rmashim_lib rmashim dart)
+  if(NOT TARGET rmashim::${_rmashim_lib})
+    add_library(rmashim::${_rmashim_lib} SHARED IMPORTED)
+    set_target_properties(rmashim::${_rmashim_lib} PROPERTIES
+      IMPORTED_LOCATION "${_rmashim_prefix}/lib/lib${_rmashim_lib}.so"
+      IMPORTED_NO_SONAME TRUE
+      INTERFACE_INCLUDE_DIRECTORIES "${_rmashim_prefix}/include"
+      INTERFACE_LINK_LIBRARIES rmashim::mpich)
+  endif()
+endforeach()
+if(NOT TARGET rmashim::dart_static)
+  add_library(rmashim::dart_static STATIC IMPORTED)
+  set_target_properties(rmashim::dart_static PROPERTIES
+    IMPORTED_LOCATION "${_rmashim_prefix}/lib/libdart.a"
+    INTERFACE_INCLUDE_DIRECTORIES "${_rmashim_prefix}/include"
+    INTERFACE_LINK_LIBRARIES "rmashim::mpich;hwloc;stdc++;rt;m")
+endif()
+set(rmashim_PRELOAD "${_rmashim_prefix}/lib/librmashim.so")
+unset(_rmashim_lib)
+unset(_rmashim_prefix)
+CMAKE
+  cat >"$dir/rmashimConfigVersion.cmake" <<CMAKE
+# find_package(rmashim [VERSION]): this is rmashim $version; a request with
+# the same major version and no newer version is satisfied.
+set(PACKAGE_VERSION "$version")
+if(PACKAGE_FIND_VERSION_MAJOR STREQUAL "${version%%.*}" AND
+   NOT PACKAGE_FIND_VERSION VERSION_GREATER PACKAGE_VERSION)
+  set(PACKAGE_VERSION_COMPATIBLE TRUE)
+  if(PACKAGE_FIND_VERSION VERSION_EQUAL PACKAGE_VERSION)
+    set(PACKAGE_VERSION_EXACT TRUE)
+  endif()
+else()
+  set(PACKAGE_VERSION_COMPATIBLE FALSE)
+endif()
+CMAKE
+}
+
 # write_man NAME COMMAND...: PREFIX/share/man/man1/NAME.1, the command's
 # man-style --help text as a preformatted page (man NAME once MANPATH has
 # PREFIX/share/man).
@@ -163,6 +236,7 @@ preload=\${libdir}/librmashim.so"
     "-ldart" "-lhwloc -lstdc++ -lrt -lm" \
     "# Static linking: \$(pkg-config --variable=static_libs dart) instead of -ldart
 static_libs=\${libdir}/libdart.a -lhwloc -lstdc++ -lrt -lm"
+  write_cmake
   echo "install: rmashim $version installed in $prefix"
   echo "install: PKG_CONFIG_PATH=$prefix/lib/pkgconfig; launcher $prefix/bin/rmashim"
 }

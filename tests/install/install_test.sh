@@ -3,7 +3,9 @@
 # test's runfiles, the prefix moved elsewhere (nothing may point back into
 # the stage or the source tree), then an outside DART program built with
 # mpicc.mpich and `pkg-config --cflags --libs dart` (shared) and with the
-# static_libs variable (libdart.a), each run on 2 ranks.
+# static_libs variable (libdart.a), and through the CMake package
+# (find_package(rmashim): rmashim::dart, rmashim::dart_static), each run on
+# 2 ranks.
 #   install_test.sh INSTALL DART_PROGRAM.c
 set -euo pipefail
 install=$1 source=$(realpath "$2")
@@ -17,7 +19,9 @@ prefix=$tmp/moved
 
 for f in lib/librmashim.so lib/libdart.so lib/libdart.a bin/rmashim \
     include/rmashim/rmashim.h include/dart/dart.h include/dash/dart/if/dart.h \
-    lib/pkgconfig/rmashim.pc lib/pkgconfig/dart.pc lib/rmashim/rmashim_report.py; do
+    lib/pkgconfig/rmashim.pc lib/pkgconfig/dart.pc lib/rmashim/rmashim_report.py \
+    lib/cmake/rmashim/rmashimConfig.cmake \
+    lib/cmake/rmashim/rmashimConfigVersion.cmake; do
   [[ -f "$prefix/$f" && ! -L "$prefix/$f" ]] || { echo "missing or a symlink: $f" >&2; exit 1; }
 done
 [[ -x "$prefix/bin/rmashim" ]]
@@ -52,10 +56,50 @@ if ldd ./dart_static | grep libdart >/dev/null; then
   exit 1
 fi
 
-for program in dart_shared dart_static; do
+# The CMake package: an outside project with find_package(rmashim), built
+# with the plain C compiler (MPICH's flags come with the targets), against
+# the moved prefix, shared and static.
+mkdir -p "$tmp/cmake_outside"
+cp "$source" "$tmp/cmake_outside/dart_example.c"
+cat >"$tmp/cmake_outside/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.13)
+project(outside C)
+find_package(rmashim 0.1 REQUIRED)
+add_executable(dart_cmake dart_example.c)
+target_link_libraries(dart_cmake PRIVATE rmashim::dart)
+add_executable(dart_cmake_static dart_example.c)
+target_link_libraries(dart_cmake_static PRIVATE rmashim::dart_static)
+if(NOT EXISTS "${rmashim_PRELOAD}")
+  message(FATAL_ERROR "rmashim_PRELOAD: no ${rmashim_PRELOAD}")
+endif()
+CMAKE
+cmake -S "$tmp/cmake_outside" -B "$tmp/cmake_build" -DCMAKE_C_COMPILER=cc \
+  -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/cmake.log" 2>&1 ||
+  { cat "$tmp/cmake.log" >&2; exit 1; }
+cmake --build "$tmp/cmake_build" >>"$tmp/cmake.log" 2>&1 ||
+  { cat "$tmp/cmake.log" >&2; exit 1; }
+# find_package(rmashim 1) must refuse this 0.x package.
+mkdir -p "$tmp/cmake_refuse"
+printf 'cmake_minimum_required(VERSION 3.13)\nproject(refuse NONE)\nfind_package(rmashim 1 REQUIRED)\n' \
+  >"$tmp/cmake_refuse/CMakeLists.txt"
+if cmake -S "$tmp/cmake_refuse" -B "$tmp/cmake_refuse/build" \
+    -DCMAKE_PREFIX_PATH="$prefix" >/dev/null 2>&1; then
+  echo "find_package(rmashim 1) accepted rmashim 0.x" >&2
+  exit 1
+fi
+cp "$tmp/cmake_build/dart_cmake" "$tmp/cmake_build/dart_cmake_static" .
+resolved=$(ldd ./dart_cmake | awk '$1 == "libdart.so" { print $3 }')
+[[ "$(realpath "$resolved")" == "$(realpath "$prefix/lib/libdart.so")" ]] ||
+  { echo "dart_cmake loads libdart from '$resolved'" >&2; exit 1; }
+if ldd ./dart_cmake_static | grep libdart >/dev/null; then
+  echo "dart_cmake_static loads a shared libdart" >&2
+  exit 1
+fi
+
+for program in dart_shared dart_static dart_cmake dart_cmake_static; do
   out=$(mpirun.mpich -n 2 "./$program")
   echo "$program: $out"
   [[ "$out" == "DART example on 2 units: all checks passed" ]] ||
     { echo "$program: unexpected output" >&2; exit 1; }
 done
-echo "install_test: installed, moved, built with pkg-config, ran on 2 units"
+echo "install_test: installed, moved, built with pkg-config and CMake, ran on 2 units"
