@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# DASH's own micro-benchmarks on libdart and on DART-MPI (README "DART":
-# "DASH's micro-benchmarks"):
+# DASH's own micro-benchmarks on libdart and on DART-MPI (docs/dart.md,
+# section "DASH's test suite on libdart", the micro-benchmarks paragraph):
 #
 #   scripts/dash_bench.sh DASH_SRC
 #

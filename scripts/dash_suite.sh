@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # DASH's own GoogleTest suite on this project's libdart and on DASH's own
-# DART-MPI, side by side (README "DART": "DASH's test suite").
+# DART-MPI, side by side (docs/dart.md, "DASH's test suite on libdart").
 #
 #   scripts/dash_suite.sh DASH_SRC
 #

@@ -10,7 +10,8 @@ packages=(
   cmake pkg-config  # tests/install: the CMake package and the .pc files
   iproute2  # tests/twohost: network namespaces and veth pairs (ip)
   openmpi-bin libopenmpi-dev  # scripts/bench_accumulate.sh's osc/sm column
-  # The real-application tier (tests/real_app, README "Real applications"):
+  # The real-application tier (tests/real_app; docs/using-and-tuning.md,
+  # "Real applications"):
   # NWChem and BAGEL built for MPICH, ARMCI-MPI, OpenCoarrays for MPICH.
   nwchem-mpich bagel libarmci-mpi-dev libcaf-mpich-3 libcoarrays-mpich-dev
   gfortran

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real applications, native MPICH against the shim (README "Real
+# Real applications, native MPICH against the shim (docs/using-and-tuning.md "Real
 # applications"): runs the real_app tier's tests (tests/real_app) one at a
 # time, uncached, each running its program natively and then under the
 # preloaded shim with the same ranks, layout and environment, and prints a

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: unit tests, MPI suites on 2-4 ranks on one node and on
 # simulated two-node layouts, differential native-vs-shim runs, valgrind
-# memcheck; then sanitizer builds of a representative subset (README "Tests").
+# memcheck; then sanitizer builds of a representative subset (docs/testing.md "Tests").
 #   scripts/test.sh [--no-sanitizers] [bazel test options...]
 set -euo pipefail
 cd "$(dirname "$0")/.."

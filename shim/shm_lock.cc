@@ -1,8 +1,6 @@
 // The fair gates of shm_lock.h: entering and leaving (waiting: spin_wait.h).
 #include "shim/shm_lock.h"
 
-#include <time.h>
-
 #include <algorithm>
 
 namespace rmashim {
@@ -55,39 +53,30 @@ bool ExclusiveShare::AcquireSlow(const AllShards& all, GateWord& target) {
   return SettleBias(all) || waited || waited_all;
 }
 
-namespace {
-
-int64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);  // the same clock in every process
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
-}  // namespace
-
 bool SettleBias(const AllShards& all) {
   if (all.bias == nullptr) return false;
-  // What a lock_all that turned the bias on did before it left its shard
-  // (or its announcement wait) is ordered before this read by the gates'
-  // release/acquire; on x86 the locked instructions that took the lock
-  // are full fences too.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // A lock_all that turned the bias on did so before it left its shard
+  // (released); this locker's entry, or its announced path's relaxed read
+  // of the shards, saw that release: an acquire fence orders the bias read
+  // after it (no instruction on x86). No store-load ordering is needed
+  // here: the bias cannot turn on while this locker holds its lock.
+  std::atomic_thread_fence(std::memory_order_acquire);
   LockAllBias& bias = *all.bias;
   uint32_t state = bias.state.load(std::memory_order_acquire);
   if (state == LockAllBias::kOff) return false;
   if (state == LockAllBias::kOn &&
       bias.state.compare_exchange_strong(state, LockAllBias::kRevoking,
                                          std::memory_order_seq_cst)) {
-    const int64_t start = MonotonicNs();
+    const uint64_t start = NowNs();
     for (int i = 0; i < all.announced_count; ++i) {
       Backoff backoff;
       while (all.visible[i]->load(std::memory_order_seq_cst) != 0) {
         backoff.Wait();
       }
     }
-    const int64_t end = MonotonicNs();
+    const uint64_t end = NowNs();
     bias.inhibit_until_ns.store(
-        end + std::clamp<int64_t>(9 * (end - start), kBiasInhibitNs,
+        end + std::clamp<uint64_t>(9 * (end - start), kBiasInhibitNs,
                                   kBiasInhibitMaxNs),
         std::memory_order_relaxed);
     bias.state.store(LockAllBias::kOff, std::memory_order_release);
@@ -108,7 +97,7 @@ void OfferBias(const AllShards& all) {
   // Off here means off for good until this lock_all leaves: only exclusive
   // holders revoke, and none can hold while it does.
   if (bias.state.load(std::memory_order_relaxed) != LockAllBias::kOff ||
-      MonotonicNs() < bias.inhibit_until_ns.load(std::memory_order_relaxed)) {
+      NowNs() < bias.inhibit_until_ns.load(std::memory_order_relaxed)) {
     return;
   }
   bias.state.store(LockAllBias::kOn, std::memory_order_release);

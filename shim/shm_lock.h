@@ -114,14 +114,14 @@ using VisibleWord = std::atomic<uint32_t>;
 struct alignas(64) LockAllBias {
   static constexpr uint32_t kOff = 0, kOn = 1, kRevoking = 2;
   std::atomic<uint32_t> state{kOff};
-  // Not turned on before this time (CLOCK_MONOTONIC, ns): set by revokers.
-  std::atomic<int64_t> inhibit_until_ns{0};
+  // Not turned on before this time (NowNs, spin_wait.h): set by revokers.
+  std::atomic<uint64_t> inhibit_until_ns{0};
 };
 // The least and the most time the bias stays off after a revocation (the
 // most: a revocation that waited for a long-held lock_all says little
 // about what revoking costs).
-inline constexpr int64_t kBiasInhibitNs = 100'000;
-inline constexpr int64_t kBiasInhibitMaxNs = 10'000'000;
+inline constexpr uint64_t kBiasInhibitNs = 100'000;
+inline constexpr uint64_t kBiasInhibitMaxNs = 10'000'000;
 
 // A window's `all` shards as mapped in this process, in shard order, and
 // every node rank's announcement word (lock_all waits for them); with the

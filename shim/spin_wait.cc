@@ -13,12 +13,6 @@ namespace {
 
 std::atomic<void (*)()> g_spin_progress{nullptr};
 
-uint64_t NowNs() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::steady_clock::now().time_since_epoch())
-          .count());
-}
 
 // Relaxes per microsecond: the fastest of a few timed batches (an
 // interrupted batch only looks slower).
@@ -42,6 +36,13 @@ SpinSettings& Settings() {
 }
 
 }  // namespace
+
+uint64_t NowNs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
 
 const SpinSettings& spin_settings() { return Settings(); }
 

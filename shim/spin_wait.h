@@ -38,6 +38,11 @@
 
 namespace rmashim {
 
+// Nanoseconds of the monotonic clock (std::chrono::steady_clock, i.e.
+// CLOCK_MONOTONIC on Linux: one clock for every process of the machine, so
+// times may be compared across processes through shared memory).
+uint64_t NowNs();
+
 // One spin-wait hint to the CPU: pause on x86, yield on Arm, nothing where
 // there is no such instruction.
 inline void CpuRelax() {

@@ -89,14 +89,6 @@ TEST(ShmLockAnnounceTest, LockAllWaitsForAnnouncedHolder) {
   EXPECT_EQ(ShardHolders(node), 0u);
 }
 
-// Stays a while in a critical section, watching for the other kind.
-void Watch(const std::atomic<int>& others, std::atomic<bool>& overlap) {
-  for (int k = 0; k < 64; ++k) {
-    if (others.load() != 0) overlap = true;
-    CpuRelax();
-  }
-}
-
 // Threads as processes, every rank with its announcement word: lock_all
 // callers (on one shard, or on two) and exclusive lockers (some nesting a
 // second lock) never overlap, and nobody hangs. Fails when lock_all does

@@ -104,13 +104,6 @@ TEST(ShmLockBiasTest, InlineExclusiveDeclinesWhileBiasOn) {
   share.ReleaseAnnounced(target.lock);
 }
 
-void Watch(const std::atomic<int>& others, std::atomic<bool>& overlap) {
-  for (int k = 0; k < 64; ++k) {
-    if (others.load() != 0) overlap = true;
-    CpuRelax();
-  }
-}
-
 // Lock_all callers (biased when they can) and exclusive lockers (inline
 // attempt, announced and shard paths) never overlap, nobody hangs, and the
 // bias is both used and revoked.

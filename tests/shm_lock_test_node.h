@@ -5,6 +5,7 @@
 #ifndef RMASHIM_TESTS_SHM_LOCK_TEST_NODE_H_
 #define RMASHIM_TESTS_SHM_LOCK_TEST_NODE_H_
 
+#include <atomic>
 #include <vector>
 
 #include "shim/shm_lock.h"
@@ -53,6 +54,15 @@ inline uint64_t ShardHolders(const Node& node) {
     n += GateAHolders(w.all.load()) + GateBHolders(w.all.load());
   }
   return n;
+}
+
+// Stays a while in a critical section, noting in `overlap` any holder of
+// the other kind (`others`) seen meanwhile.
+inline void Watch(const std::atomic<int>& others, std::atomic<bool>& overlap) {
+  for (int k = 0; k < 64; ++k) {
+    if (others.load() != 0) overlap = true;
+    CpuRelax();
+  }
 }
 
 }  // namespace rmashim

@@ -1,4 +1,4 @@
-"""`rmashim report FILE.json`: the shim's profile JSON (README "Profiling",
+"""`rmashim report FILE.json`: the shim's profile JSON (docs/using-and-tuning.md "Profiling",
 schema rmashim-profile-1) as a per-window text report that also says, for
 every reason operations fell back to MPI, what the user could change; the
 picture is drawn by rmashim_png.py. Only the Python standard library."""

@@ -47,14 +47,18 @@ mpicc.mpich -O2 -o dart_shared "$source" $(pkg-config --cflags --libs dart) \
 mpicc.mpich -O2 -o dart_static "$source" $(pkg-config --cflags dart) \
   $(pkg-config --variable=static_libs dart)
 
-# The shared build loads the moved prefix's libdart; the static one none.
-resolved=$(ldd ./dart_shared | awk '$1 == "libdart.so" { print $3 }')
-[[ "$(realpath "$resolved")" == "$(realpath "$prefix/lib/libdart.so")" ]] ||
-  { echo "dart_shared loads libdart from '$resolved'" >&2; exit 1; }
-if ldd ./dart_static | grep libdart >/dev/null; then
-  echo "dart_static loads a shared libdart" >&2
-  exit 1
-fi
+# A shared build loads the moved prefix's libdart; a static one none.
+check_libdart() {
+  local shared=$1 static=$2 resolved
+  resolved=$(ldd "./$shared" | awk '$1 == "libdart.so" { print $3 }')
+  [[ "$(realpath "$resolved")" == "$(realpath "$prefix/lib/libdart.so")" ]] ||
+    { echo "$shared loads libdart from '$resolved'" >&2; exit 1; }
+  if ldd "./$static" | grep libdart >/dev/null; then
+    echo "$static loads a shared libdart" >&2
+    exit 1
+  fi
+}
+check_libdart dart_shared dart_static
 
 # The CMake package: an outside project with find_package(rmashim), built
 # with the plain C compiler (MPICH's flags come with the targets), against
@@ -88,13 +92,7 @@ if cmake -S "$tmp/cmake_refuse" -B "$tmp/cmake_refuse/build" \
   exit 1
 fi
 cp "$tmp/cmake_build/dart_cmake" "$tmp/cmake_build/dart_cmake_static" .
-resolved=$(ldd ./dart_cmake | awk '$1 == "libdart.so" { print $3 }')
-[[ "$(realpath "$resolved")" == "$(realpath "$prefix/lib/libdart.so")" ]] ||
-  { echo "dart_cmake loads libdart from '$resolved'" >&2; exit 1; }
-if ldd ./dart_cmake_static | grep libdart >/dev/null; then
-  echo "dart_cmake_static loads a shared libdart" >&2
-  exit 1
-fi
+check_libdart dart_cmake dart_cmake_static
 
 for program in dart_shared dart_static dart_cmake dart_cmake_static; do
   out=$(mpirun.mpich -n 2 "./$program")

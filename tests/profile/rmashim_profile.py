@@ -1,4 +1,4 @@
-"""The shim's profile JSON (README "Profiling", schema "rmashim-profile-1"):
+"""The shim's profile JSON (docs/using-and-tuning.md "Profiling", schema "rmashim-profile-1"):
 names, schema check and the derived counts the test checkers share
 (check_profile.py: exact counts of known programs; check_engaged.py: the
 shim engaged in a differential or fuzz run)."""

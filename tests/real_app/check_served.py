@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The real-application tier's shared checks (README "Real applications").
+"""The real-application tier's shared checks (docs/using-and-tuning.md "Real applications").
 
   check_served.py answer OUTPUT [--value NAME REGEX REFERENCE TOLERANCE]...
                                 [--line REGEX]...

@@ -1,5 +1,5 @@
 """real_app_test: one real application natively and under the shim
-(run_real_app.py), README "Real applications"."""
+(run_real_app.py), docs/using-and-tuning.md "Real applications"."""
 
 SHIM = "//shim:librmashim.so"
 RUNNER = "//tests:run_mpi.sh"

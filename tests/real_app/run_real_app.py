@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """One real-application test: the program natively and under the preloaded
-shim, same ranks, layout and environment (README "Real applications").
+shim, same ranks, layout and environment (docs/using-and-tuning.md "Real applications").
 
   run_real_app.py --name NAME --ranks N --layout node|oddeven
       --runner tests/run_mpi.sh --shim librmashim.so
@@ -14,7 +14,7 @@ Each run gets a fresh directory (the --input files copied in; NWChem and
 BAGEL write files next to their input) and MPIEXEC_TIMEOUT, so a hang ends.
 1. Native MPICH (nothing preloaded). Its answer is reported, never judged:
    native MPICH 4.0.2 gives wrong answers for several of these programs on
-   one node, not always the same ones (README "Real applications"). It is
+   one node, not always the same ones (docs/using-and-tuning.md "Real applications"). It is
    "right", "WRONG" (an answer was printed: --answered matches, default: a
    --value was found) or "no answer" (crash, abort or timeout).
 2. Under the shim, with RMASHIM_PROFILE: it must exit 0 and print the right

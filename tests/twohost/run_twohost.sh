@@ -12,7 +12,7 @@
 # within a host.
 #
 # MPICH 4.0.2 over UCX between the hosts often hangs in MPI_Finalize when a
-# host has two ranks (README "Tests"), natively and under the shim alike.
+# host has two ranks (docs/testing.md "Tests"), natively and under the shim alike.
 # libfinalize_guard.so (beside this script, preloaded after the shim in both
 # runs) marks each rank's entry into MPI_Finalize after a barrier; once every
 # rank's mark exists and the job has not exited within $FINALIZE_GRACE
