@@ -335,7 +335,6 @@ int ManagedWindow::Adopt(Flavor flavor, MPI_Win app_win, void* base,
   if (*agreed != Vote::kManage) w->segments_.Drop();
   if (*agreed != Vote::kManage || failed != 0) {
     w->app_win_ = MPI_WIN_NULL;  // still the application's
-    w->own_memory_ = {};         // and the caller unshares its memory
     return *agreed != Vote::kManage ? MPI_ERR_NO_MEM : MPI_SUCCESS;
   }
   w->Finish();

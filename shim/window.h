@@ -242,8 +242,8 @@ class ManagedWindow {
   // nullptr (and leaves `app_win` alone) on every rank when the window
   // cannot be managed: MPI_ERR_NO_MEM as Allocate, or MPI_SUCCESS when the
   // kernel refuses cross-memory attach. `memory`: MPI_Win_create memory
-  // made node-shared before MPI saw it (shared_user_memory.h); the window
-  // takes it over when managed (the caller unshares it otherwise).
+  // made node-shared before MPI saw it (shared_user_memory.h), which the
+  // window unshares when it goes (at once when it is not managed).
   static int Adopt(Flavor flavor, MPI_Win app_win, void* base, MPI_Aint size,
                    int disp_unit, MPI_Comm comm, ManagedWindow** out,
                    Vote vote = Vote::kManage, Vote* agreed = nullptr,

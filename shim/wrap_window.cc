@@ -59,7 +59,7 @@ Fallback FallbackOf(MPI_Comm comm, Vote agreed) {
 // Other flavors: MPI creates the window, then the shim adopts it. Whether
 // it does is agreed by every rank (ManagedWindow::Adopt).
 // `memory`: MPI_Win_create memory made node-shared (shared_user_memory.h),
-// unshared here unless the window is managed.
+// handed to Adopt (unshared here when MPI's creation fails).
 template <typename Create>
 int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm,
                    MPI_Win* win, Create create,
@@ -67,8 +67,10 @@ int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm,
                    void* create_base = nullptr) {
   const char* flavor_name = flavor == Flavor::kShared ? "shared" : "create";
   const int rc = create();
-  if (rc != MPI_SUCCESS || !runtime().enabled()) UnshareUserMemory(memory);
-  if (rc != MPI_SUCCESS) return rc;
+  if (rc != MPI_SUCCESS) {
+    UnshareUserMemory(memory);
+    return rc;
+  }
   if (!runtime().enabled()) {
     g_profiler.OpenUnmanaged(*win, comm, flavor_name, Fallback::kOptedOut);
     return rc;
@@ -90,7 +92,6 @@ int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm,
   ManagedWindow* w = nullptr;
   const int arc = ManagedWindow::Adopt(flavor, *win, base, *size, *disp_unit,
                                        comm, &w, vote, &agreed, memory);
-  if (w == nullptr) UnshareUserMemory(memory);
   Fallback why = Fallback::kNoSharedMemory;
   if (agreed != Vote::kManage) {
     why = FallbackOf(comm, agreed);
