@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "shim/access.h"
+#include "shim/agent.h"
 #include "shim/cross_memory.h"
 #include "shim/datatype.h"
 #include "shim/direct_stores.h"
@@ -133,6 +134,15 @@ Route Admit(ManagedWindow& w, int target, MPI_Aint disp,
   // atomic by exclusion, as under an exclusive lock on a single-node window
   // (plain loops, no stripes).
   if (HoldsExclusive(w, target) && w.target(target).node_local()) {
+    *rc = CompletePassedThrough(w, target);
+    return Route::kDone;
+  }
+  // With the agent (agent.h) every origin's accumulate reaches the target
+  // through the stripes: node-local origins' directly, remote ones' through
+  // the target's agent. In passive epochs only: fence and PSCW stay MPI's
+  // on these windows, and an MPI epoch of either kind on the window while
+  // another origin holds a passive one on the same target is erroneous.
+  if (w.agent_served() && IsPassive(w.epoch)) {
     *rc = CompletePassedThrough(w, target);
     return Route::kDone;
   }
@@ -277,7 +287,11 @@ Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
   }
 
   const bool exclusive = HoldsExclusive(w, c.target);
-  if (t.pid != 0) {  // MPI_Win_create memory of another process
+  if (!t.node_local()) {  // admitted: its agent applies it (agent.h)
+    *rc = AgentUpdate(w, c.target, c.disp, flat.element, c.op, flat.runs,
+                      static_cast<size_t>(flat.elements), e->size, origin,
+                      fetching ? result : nullptr);
+  } else if (t.pid != 0) {  // MPI_Win_create memory of another process
     *rc = CrossMemoryApply(*e, c.op != MPI_NO_OP, exclusive, t, base,
                            flat.runs, origin, fetching ? result : nullptr);
   } else {
@@ -326,6 +340,13 @@ Route FetchAndOpDirect(ManagedWindow& w, const void* origin, void* result,
   if (*rc != MPI_SUCCESS || target == MPI_PROC_NULL) return Route::kDone;
   const Target& t = w.target(target);
   const MPI_Aint offset = disp * t.disp_unit;
+  if (!t.node_local()) {  // admitted: its agent applies it (agent.h)
+    *rc = AgentUpdate(w, target, disp, type, op, {{0, 1}}, 1, e->size,
+                      op == MPI_NO_OP ? nullptr
+                                      : static_cast<const std::byte*>(origin),
+                      static_cast<std::byte*>(result));
+    return Route::kDone;
+  }
   if (t.pid != 0) {  // MPI_Win_create memory of another process
     *rc = CrossMemoryApply(*e, op != MPI_NO_OP, HoldsExclusive(w, target), t,
                            offset, {{0, 1}},
@@ -367,7 +388,9 @@ Route CompareAndSwapDirect(ManagedWindow& w, const void* origin,
   const auto* o = static_cast<const std::byte*>(origin);
   const auto* cmp = static_cast<const std::byte*>(compare);
   auto* res = static_cast<std::byte*>(result);
-  if (t.pid != 0) {  // MPI_Win_create memory of another process
+  if (!t.node_local()) {  // admitted: its agent applies it (agent.h)
+    *rc = AgentCompareSwap(w, target, disp, type, cas->size, o, cmp, res);
+  } else if (t.pid != 0) {  // MPI_Win_create memory of another process
     *rc = CrossMemoryCompareSwap(*cas, HoldsExclusive(w, target), t,
                                  disp * t.disp_unit, o, cmp, res);
   } else {

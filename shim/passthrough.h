@@ -67,6 +67,7 @@ inline int FlushPassedThroughEndpoints(ManagedWindow& w) {
 template <typename Call>
 int PassThrough(ManagedWindow& w, int target, Call call) {
   const int rc = call(w.app_win());
+  w.passed_to_mpi.fetch_add(1, std::memory_order_relaxed);
   NotePassedThrough(w, target);
   return rc;
 }

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "shim/agent.h"
 #include "shim/datatype.h"
 #include "shim/hardware.h"
 #include "shim/mpi_flush.h"
@@ -76,9 +77,10 @@ void StartNodeTable() {
   nodes = std::move(all);
 }
 
-void Runtime::Start(int thread_level) {
+void Runtime::Start(int thread_level, int mpi_thread_level) {
   SetSpinProgress(&PokeMpi);
   enabled_ = !EnvIsTrue("RMASHIM_DISABLE");
+  thread_level_ = thread_level;
   thread_multiple_ = thread_level == MPI_THREAD_MULTIPLE;
   StartNodeTable();
   const std::vector<int>& nodes = WorldNodes();
@@ -102,9 +104,17 @@ void Runtime::Start(int thread_level) {
       std::count(nodes.begin(), nodes.end(), nodes[0]) !=
       static_cast<std::ptrdiff_t>(nodes.size());
   if (enabled_ && spans_nodes) OpenEndpointFlush();
+  // The agent (agent.h) where every rank can run one: StartAgent is
+  // collective, and the environment it was wanted by may differ by host.
+  if (enabled_ && spans_nodes) {
+    int can = mpi_thread_level == MPI_THREAD_MULTIPLE && AgentWanted();
+    PMPI_Allreduce(MPI_IN_PLACE, &can, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (can) StartAgent();
+  }
 }
 
 void Runtime::Stop() {
+  StopAgent();  // collective: before anything else MPI still needs
   enabled_ = false;
   SetSpinProgress(nullptr);  // MPI is about to go away
   CloseEndpointFlush();

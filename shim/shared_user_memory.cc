@@ -301,6 +301,10 @@ SharedRanges& shared_ranges() {
 
 void NoteThreadsAtInit() { g_threads_at_init = CountThreads(); }
 
+void NoteShimThreadStarted() {
+  if (g_threads_at_init > 0) ++g_threads_at_init;
+}
+
 UserMemoryId ShareUserMemory(void* base, size_t size) {
   if (base == nullptr || size == 0 || !Enabled() || !NoOtherThreadRuns()) {
     return {};

@@ -62,6 +62,9 @@ struct UserMemoryId {
 
 // Records the process's thread count as MPI_Init leaves it (Runtime::Start).
 void NoteThreadsAtInit();
+// The shim started a thread of its own (agent.h), which parks while pages
+// are copied and mapped over (AgentParked): it does not count.
+void NoteShimThreadStarted();
 
 // Local. Backs the pages under [base, base + size) with a node-shareable
 // file (or finds them backed already) and counts one more window on it.

@@ -11,6 +11,7 @@
 #include <memory>
 #include <new>
 
+#include "shim/agent.h"
 #include "shim/runtime.h"
 #include "shim/segment_cache.h"
 
@@ -225,7 +226,7 @@ bool ManagedWindow::CanAttach() const {
 // Headers need no barrier before use: each rank initialized its own before
 // the exchange in Share, whose agreement completes on no rank before every
 // rank has started it.
-void ManagedWindow::Finish() {
+void ManagedWindow::Finish(MPI_Comm comm) {
   exclusive_share.set_threaded(g_runtime.thread_multiple());
   const bool plain =
       single_node_ && !g_runtime.thread_multiple() && profile == nullptr;
@@ -258,6 +259,7 @@ void ManagedWindow::Finish() {
                                world_ranks_.data());
     PMPI_Group_free(&world);
     for (int& r : world_ranks_) r = r == MPI_UNDEFINED ? -1 : r;
+    JoinAgent(comm);
     return;
   }
   PMPI_Win_lock_all(MPI_MODE_NOCHECK, app_win_);
@@ -298,7 +300,7 @@ int ManagedWindow::Allocate(MPI_Aint size, int disp_unit, MPI_Info info,
     return MPI_ERR_NO_MEM;
   }
   if (rc != MPI_SUCCESS) return rc;
-  w->Finish();
+  w->Finish(comm);
   // What MPI reports as MPI_WIN_BASE (MPICH says NULL for size 0).
   void* reported_base = my_base;
   int flag = 0;
@@ -337,12 +339,32 @@ int ManagedWindow::Adopt(Flavor flavor, MPI_Win app_win, void* base,
     w->app_win_ = MPI_WIN_NULL;  // still the application's
     return *agreed != Vote::kManage ? MPI_ERR_NO_MEM : MPI_SUCCESS;
   }
-  w->Finish();
+  w->Finish(comm);
   *out = w.release();
   return MPI_SUCCESS;
 }
 
+// Windows spanning nodes: registers with this process's agent and learns
+// every rank's id (collective over `comm`). The window is agent-served when
+// every rank has an agent and a rank in MPI_COMM_WORLD (the agents talk
+// over a duplicate of it); otherwise no rank sends its agents anything.
+void ManagedWindow::JoinAgent(MPI_Comm comm) {
+  own_agent_id_ = RegisterAgentWindow(this);
+  std::vector<int> ids(comm_size_);
+  PMPI_Allgather(&own_agent_id_, 1, MPI_INT, ids.data(), 1, MPI_INT, comm);
+  for (int r = 0; r < comm_size_; ++r) {
+    if (ids[r] < 0 || world_ranks_[r] < 0) {
+      UnregisterAgentWindow(own_agent_id_);
+      own_agent_id_ = -1;
+      return;
+    }
+  }
+  agent_ids_ = std::move(ids);
+  agent_pending.assign(comm_size_, 0);
+}
+
 ManagedWindow::~ManagedWindow() {
+  UnregisterAgentWindow(own_agent_id_);
   if (holds_mpi_epoch_) PMPI_Win_unlock_all(app_win_);
   if (app_win_ != MPI_WIN_NULL) PMPI_Win_free(&app_win_);
   UnshareUserMemory(own_memory_);

@@ -384,6 +384,19 @@ class ManagedWindow {
   // (deferred_atomics.h); only with an unstriped slot.
   DeferredAtomics deferred;
 
+  // Windows spanning nodes whose every rank runs the agent (agent.h):
+  // remote targets' accumulates go to their agents, node-local ones are
+  // served in shared memory, in passive epochs.
+  bool agent_served() const { return !agent_ids_.empty(); }
+  // `rank`'s id for this window at its agent.
+  int agent_id(int rank) const { return agent_ids_[rank]; }
+  // Data-movement calls handed to MPI (PassThrough), for
+  // rmashim_win_passed_to_mpi.
+  std::atomic<long long> passed_to_mpi{0};
+  // Targets with updates sent to their agents since their last flush.
+  std::vector<uint8_t> agent_pending;
+  bool any_agent_pending = false;
+
  private:
   ManagedWindow() = default;
   // Steps every flavor shares.
@@ -406,7 +419,8 @@ class ManagedWindow {
   // The window's lock_all bias: in window rank 0's header.
   LockAllBias* LockAllBiasOf() { return &targets_[0].header->lock_all_bias; }
   bool CanAttach() const;
-  void Finish();
+  void Finish(MPI_Comm comm);
+  void JoinAgent(MPI_Comm comm);
 
   Flavor flavor_ = Flavor::kAllocate;
 
@@ -420,6 +434,8 @@ class ManagedWindow {
   std::vector<int> node_index_;  // per window rank: NodeIndexOf
   std::vector<int> node_ranks_;  // per node index: the window rank
   std::vector<int> world_ranks_;  // per window rank, when spanning nodes
+  int own_agent_id_ = -1;         // this process's, RegisterAgentWindow
+  std::vector<int> agent_ids_;    // per window rank, when agent_served()
   MPI_Group group_ = MPI_GROUP_NULL;
   int rank_ = 0;
   int node_size_ = 1;

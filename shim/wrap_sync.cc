@@ -17,6 +17,7 @@
 #include <atomic>
 
 #include "shim/accumulate.h"
+#include "shim/agent.h"
 #include "shim/direct_stores.h"
 #include "shim/passthrough.h"
 #include "shim/runtime.h"
@@ -60,6 +61,10 @@ int FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
   if (!InPassiveEpochWith(w, rank)) return Fail(w, MPI_ERR_RMA_SYNC);
   CompleteDeferred(w);
   PublishDirectStores();
+  // Updates sent to the target's agent are complete at the origin already.
+  if (flush == PMPI_Win_flush) {
+    if (const int rc = AgentFlush(w, rank)) return Fail(w, rc);
+  }
   StateGuard guard(w.state_mutex);
   TargetLockState& state = w.locks[rank];
   if (!w.target(rank).node_local() || state.mpi_ops_pending) {
@@ -123,6 +128,9 @@ int FlushAllTargets(ManagedWindow& w, Completion completion) {
   }
   CompleteDeferred(w);
   PublishDirectStores();
+  if (completion == Completion::kRemote) {
+    if (const int rc = AgentFlushAll(w)) return Fail(w, rc);
+  }
   StateGuard guard(w.state_mutex);
   return FlushPassedThrough(w, completion);  // MPI raised any error
 }
@@ -247,6 +255,7 @@ int Unlock(ManagedWindow& w, int rank) {
   } else {
     FenceAll();
   }
+  if (const int rc = AgentFlush(w, rank)) return Fail(w, rc);
   StateGuard guard(w.state_mutex);
   int rc = MPI_SUCCESS;
   if (!w.locks_in_shm()) {
@@ -315,6 +324,7 @@ int UnlockAll(ManagedWindow& w) {
   } else {
     FenceAll();
   }
+  if (const int rc = AgentFlushAll(w)) return Fail(w, rc);
   StateGuard guard(w.state_mutex);
   int rc = MPI_SUCCESS;
   if (!w.locks_in_shm()) {

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "include/rmashim/rmashim.h"
+#include "shim/agent.h"
 #include "shim/runtime.h"
 #include "shim/window.h"
 
@@ -184,6 +185,7 @@ int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info,
   if (runtime().enabled() && runtime().locality().node_size > 1 &&
       size > 0 && disp_unit > 0 && comm != MPI_COMM_NULL && win != nullptr &&
       !InfoOptsOut(info)) {
+    const AgentParked parked;  // the shim's own thread stays off the pages
     memory = ShareUserMemory(base, static_cast<size_t>(size));
   }
   return CreateAndAdopt(
@@ -274,6 +276,18 @@ int rmashim_win_target_mapped(MPI_Win win, int rank, int* flag) {
   if (rank < 0 || rank >= w->comm_size()) return MPI_ERR_RANK;
   const Target& t = w->target(rank);
   *flag = t.node_local() && t.pid == 0;
+  return MPI_SUCCESS;
+}
+
+int rmashim_win_passed_to_mpi(MPI_Win win, long long* count) {
+  const ManagedWindow* w = FindManaged(win);
+  *count = w != nullptr ? w->passed_to_mpi.load() : 0;
+  return MPI_SUCCESS;
+}
+
+int rmashim_agent_stats(int* running, long long* applied) {
+  *running = AgentRunning();
+  *applied = AgentApplied();
   return MPI_SUCCESS;
 }
 

@@ -22,6 +22,17 @@ int rmashim_win_is_managed(MPI_Win win, int *flag);
  * MPI_ERR_RANK for a rank outside the group. */
 int rmashim_win_target_mapped(MPI_Win win, int rank, int *flag);
 
+/* Sets *count to the data-movement calls (put, get, the accumulate family)
+ * this process has handed to MPI on `win` since it was created; 0 for a
+ * window the shim does not manage (every call goes to MPI there). */
+int rmashim_win_passed_to_mpi(MPI_Win win, long long *count);
+
+/* Sets *running to 1 when this process runs the shim's agent (on a job that
+ * spans nodes: it applies remote origins' accumulates to this process's
+ * window memory, docs/how-it-works.md "Windows spanning nodes"), and
+ * *applied to the operations it has applied so far. */
+int rmashim_agent_stats(int *running, long long *applied);
+
 /* This rank's place in the machine as seen at MPI_Init: the node (world rank
  * of its first rank), rank and size within the node, NUMA domain and core
  * (logical hwloc indices, -1 when unknown). */

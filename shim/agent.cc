@@ -1,0 +1,401 @@
+// The agent thread and its origin-side messages (agent.h has the design).
+#include "shim/agent.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "shim/accumulate.h"
+#include "shim/runtime.h"
+#include "shim/shared_user_memory.h"
+#include "shim/window.h"
+
+namespace rmashim {
+namespace {
+
+constexpr int kAgentRequest = 1;
+constexpr int kAgentReply = 2;
+
+enum class RequestKind : uint32_t {
+  kUpdate,       // accumulate family: runs, then origin elements
+  kCompareSwap,  // one element: origin, then compare
+  kFlush,        // answered once everything before it is applied
+  kStop,         // the agent's own process, at MPI_Finalize
+};
+
+// The fixed part of every request; runs (ElementRun) and data follow.
+struct RequestHeader {
+  RequestKind kind = RequestKind::kFlush;
+  int32_t window = -1;  // the target's agent id for the window
+  int64_t disp = 0;     // in the target's displacement units
+  MPI_Datatype element = MPI_DATATYPE_NULL;  // predefined: same everywhere
+  MPI_Op op = MPI_OP_NULL;  // predefined; MPI_NO_OP: no origin data
+  int64_t elements = 0;
+  int64_t element_size = 0;
+  int64_t runs = 0;
+  int32_t fetching = 0;  // 1: reply with the old values
+  int32_t pad = 0;
+};
+static_assert(sizeof(MPI_Datatype) == sizeof(int32_t) &&
+              sizeof(MPI_Op) == sizeof(int32_t));
+
+bool EnvFlag(const char* name, bool* value) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return false;
+  *value = std::strcmp(v, "0") != 0;
+  return true;
+}
+
+long EnvLong(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::atol(v) : 0;
+}
+
+// The agent's state. One per process; its thread is the only reader of
+// `comm` for requests, and origins' replies come on kAgentReply.
+struct AgentState {
+  MPI_Comm comm = MPI_COMM_NULL;
+  std::thread thread;
+  std::atomic<bool> running{false};
+  std::atomic<long long> applied{0};
+  long nap_limit_ns = kDefaultNapMicros * 1000L;
+
+  // Registered windows, by id; null: a free id.
+  std::mutex windows_mutex;
+  std::vector<ManagedWindow*> windows;
+
+  // Parking (AgentParked): a request count, and whether the thread sits
+  // parked at the top of its loop.
+  std::mutex park_mutex;
+  std::condition_variable park_cv;
+  int park_requests = 0;
+  bool parked = false;
+
+  // Origin side: one exchange with an agent at a time, so replies match
+  // their requests when several application threads call MPI.
+  std::mutex origin_mutex;
+};
+
+AgentState& State() {
+  static AgentState* state = new AgentState;  // outlives static destructors
+  return *state;
+}
+
+void Nap(long ns) {
+  timespec t{0, ns};
+  nanosleep(&t, nullptr);
+}
+
+void Reply(AgentState& s, const void* data, int bytes, int origin) {
+  PMPI_Send(data, bytes, MPI_BYTE, origin, kAgentReply, s.comm);
+}
+
+[[noreturn]] void Malformed(const char* what) {
+  std::fprintf(stderr, "rmashim: agent: malformed request (%s)\n", what);
+  PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_INTERN);
+  std::abort();
+}
+
+// Applies one update or compare-and-swap to this process's memory of the
+// window it names, as a node-local origin would (never exclusive: other
+// origins may be updating the same elements through the stripes).
+void Apply(AgentState& s, const RequestHeader& h, const std::byte* body,
+           size_t body_bytes, int origin) {
+  std::vector<std::byte> result;
+  {
+    std::lock_guard<std::mutex> guard(s.windows_mutex);
+    if (h.window < 0 || static_cast<size_t>(h.window) >= s.windows.size() ||
+        s.windows[h.window] == nullptr) {
+      Malformed("unknown window");
+    }
+    const ManagedWindow& w = *s.windows[h.window];
+    const Target& t = w.target(w.rank());
+    const MPI_Aint base = h.disp * t.disp_unit;
+    const auto size = static_cast<size_t>(h.element_size);
+    if (h.kind == RequestKind::kCompareSwap) {
+      const CompareSwapOp* cas = nullptr;
+      if (body_bytes != 2 * size ||
+          FindCompareSwap(h.element, &cas) != MPI_SUCCESS ||
+          base < 0 || base + static_cast<MPI_Aint>(size) > t.size) {
+        Malformed("compare-and-swap");
+      }
+      result.resize(size);
+      ApplyCompareSwap(*cas, /*exclusive=*/false, t, base, body, body + size,
+                       result.data());
+    } else {
+      const ElementOp* e = nullptr;
+      const size_t run_bytes = static_cast<size_t>(h.runs) * sizeof(ElementRun);
+      const size_t data_bytes =
+          h.op == MPI_NO_OP ? 0 : static_cast<size_t>(h.elements) * size;
+      if (FindElementOp(h.element, h.op, &e) != MPI_SUCCESS ||
+          body_bytes != run_bytes + data_bytes || e->size != size) {
+        Malformed("update");
+      }
+      std::vector<ElementRun> runs(h.runs);
+      std::memcpy(runs.data(), body, run_bytes);
+      const std::byte* origin_data = data_bytes ? body + run_bytes : nullptr;
+      if (h.fetching) result.resize(static_cast<size_t>(h.elements) * size);
+      MPI_Aint done = 0;
+      for (const ElementRun& run : runs) {
+        const MPI_Aint offset = base + run.offset;
+        if (offset < 0 || run.count < 0 ||
+            offset + run.count * e->extent > t.size ||
+            done + run.count > h.elements) {
+          Malformed("range");
+        }
+        const std::byte* src =
+            origin_data ? origin_data + done * e->size : t.base + offset;
+        ApplyRun(*e, /*exclusive=*/false, t, offset, src,
+                 h.fetching ? result.data() + done * e->size : nullptr,
+                 static_cast<size_t>(run.count));
+        done += run.count;
+      }
+    }
+  }
+  // The updates are visible before the origin learns they are done.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  s.applied.fetch_add(1, std::memory_order_relaxed);
+  if (h.kind == RequestKind::kCompareSwap || h.fetching) {
+    Reply(s, result.data(), static_cast<int>(result.size()), origin);
+  }
+}
+
+// Parks while AgentParked asks it to.
+void ParkIfAsked(AgentState& s) {
+  std::unique_lock<std::mutex> lock(s.park_mutex);
+  if (s.park_requests == 0) return;
+  s.parked = true;
+  s.park_cv.notify_all();
+  s.park_cv.wait(lock, [&] { return s.park_requests == 0; });
+  s.parked = false;
+}
+
+void Serve(AgentState& s) {
+  std::vector<std::byte> buffer;
+  long nap_ns = 0;
+  int idle_polls = 0;
+  constexpr int kPollsBeforeNaps = 2000;
+  while (true) {
+    ParkIfAsked(s);
+    int flag = 0;
+    MPI_Message message;
+    MPI_Status status;
+    PMPI_Improbe(MPI_ANY_SOURCE, kAgentRequest, s.comm, &flag, &message,
+                 &status);
+    if (!flag) {
+      if (++idle_polls > kPollsBeforeNaps) {
+        nap_ns = std::clamp(nap_ns * 2, 1000L, s.nap_limit_ns);
+        Nap(nap_ns);
+      }
+      continue;
+    }
+    idle_polls = 0;
+    nap_ns = 0;
+    int bytes = 0;
+    PMPI_Get_count(&status, MPI_BYTE, &bytes);
+    buffer.resize(std::max<size_t>(bytes, sizeof(RequestHeader)));
+    PMPI_Mrecv(buffer.data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+    if (bytes < static_cast<int>(sizeof(RequestHeader))) Malformed("short");
+    RequestHeader h;
+    std::memcpy(&h, buffer.data(), sizeof h);
+    const int origin = status.MPI_SOURCE;
+    switch (h.kind) {
+      case RequestKind::kStop:
+        return;
+      case RequestKind::kFlush:
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        Reply(s, nullptr, 0, origin);
+        break;
+      case RequestKind::kUpdate:
+      case RequestKind::kCompareSwap:
+        Apply(s, h, buffer.data() + sizeof h, bytes - sizeof h, origin);
+        break;
+      default:
+        Malformed("kind");
+    }
+  }
+}
+
+// One request to the agent of `world_rank`, and its reply into `reply`
+// (`reply_bytes`) when `reply_bytes` >= 0. The caller holds
+// s.origin_mutex.
+int Exchange(AgentState& s, int world_rank, const std::vector<std::byte>& msg,
+             void* reply, int reply_bytes) {
+  int rc = PMPI_Send(msg.data(), static_cast<int>(msg.size()), MPI_BYTE,
+                     world_rank, kAgentRequest, s.comm);
+  if (rc != MPI_SUCCESS || reply_bytes < 0) return rc;
+  return PMPI_Recv(reply, reply_bytes, MPI_BYTE, world_rank, kAgentReply,
+                   s.comm, MPI_STATUS_IGNORE);
+}
+
+std::vector<std::byte> Message(const RequestHeader& h, size_t body_bytes) {
+  std::vector<std::byte> msg(sizeof h + body_bytes);
+  std::memcpy(msg.data(), &h, sizeof h);
+  return msg;
+}
+
+void NotePending(ManagedWindow& w, int target) {
+  StateGuard guard(w.state_mutex);
+  w.agent_pending[target] = 1;
+  w.any_agent_pending = true;
+}
+
+}  // namespace
+
+bool AgentWanted() {
+  bool flag = false;
+  if (EnvFlag("RMASHIM_DISABLE", &flag) && flag) return false;
+  if (EnvFlag("RMASHIM_AGENT", &flag)) return flag;
+  const long local = EnvLong("MPI_LOCALNRANKS"), size = EnvLong("PMI_SIZE");
+  if (local > 0 && size > local) return true;
+  if (EnvLong("SLURM_NNODES") > 1) return true;
+  return EnvLong("MPIR_CVAR_ODD_EVEN_CLIQUES") > 0 ||
+         EnvLong("MPIR_CVAR_NUM_CLIQUES") > 1;
+}
+
+void StartAgent() {
+  AgentState& s = State();
+  if (s.running) return;
+  PMPI_Comm_dup(MPI_COMM_WORLD, &s.comm);
+  if (const long nap_us = EnvLong("RMASHIM_AGENT_NAP_US"); nap_us > 0) {
+    s.nap_limit_ns = std::min(nap_us, 1000000L) * 1000L;
+  }
+  s.running = true;
+  s.thread = std::thread([&s] { Serve(s); });
+  NoteShimThreadStarted();
+}
+
+void StopAgent() {
+  AgentState& s = State();
+  if (!s.running) return;
+  // After this barrier no process sends another request.
+  PMPI_Barrier(s.comm);
+  int me = 0;
+  PMPI_Comm_rank(s.comm, &me);
+  const RequestHeader stop{.kind = RequestKind::kStop};
+  PMPI_Send(&stop, sizeof stop, MPI_BYTE, me, kAgentRequest, s.comm);
+  s.thread.join();
+  s.running = false;
+  PMPI_Comm_free(&s.comm);
+}
+
+bool AgentRunning() { return State().running; }
+
+long long AgentApplied() { return State().applied.load(); }
+
+int RegisterAgentWindow(ManagedWindow* w) {
+  AgentState& s = State();
+  if (!s.running) return -1;
+  std::lock_guard<std::mutex> guard(s.windows_mutex);
+  auto free_id = std::find(s.windows.begin(), s.windows.end(), nullptr);
+  if (free_id != s.windows.end()) {
+    *free_id = w;
+    return static_cast<int>(free_id - s.windows.begin());
+  }
+  s.windows.push_back(w);
+  return static_cast<int>(s.windows.size() - 1);
+}
+
+void UnregisterAgentWindow(int id) {
+  if (id < 0) return;
+  AgentState& s = State();
+  std::lock_guard<std::mutex> guard(s.windows_mutex);
+  s.windows[id] = nullptr;
+}
+
+AgentParked::AgentParked() {
+  AgentState& s = State();
+  if (!s.running || std::this_thread::get_id() == s.thread.get_id()) return;
+  std::unique_lock<std::mutex> lock(s.park_mutex);
+  ++s.park_requests;
+  parked_ = true;
+  s.park_cv.wait(lock, [&] { return s.parked; });
+}
+
+AgentParked::~AgentParked() {
+  if (!parked_) return;
+  AgentState& s = State();
+  std::lock_guard<std::mutex> lock(s.park_mutex);
+  if (--s.park_requests == 0) s.park_cv.notify_all();
+}
+
+int AgentUpdate(ManagedWindow& w, int target, MPI_Aint disp,
+                MPI_Datatype element, MPI_Op op,
+                const std::vector<ElementRun>& runs, size_t elements,
+                size_t element_size, const std::byte* origin,
+                std::byte* result) {
+  const RequestHeader h{.kind = RequestKind::kUpdate,
+                        .window = w.agent_id(target),
+                        .disp = disp,
+                        .element = element,
+                        .op = op,
+                        .elements = static_cast<int64_t>(elements),
+                        .element_size = static_cast<int64_t>(element_size),
+                        .runs = static_cast<int64_t>(runs.size()),
+                        .fetching = result != nullptr};
+  const size_t run_bytes = runs.size() * sizeof(ElementRun);
+  const size_t data_bytes = origin != nullptr ? elements * element_size : 0;
+  std::vector<std::byte> msg = Message(h, run_bytes + data_bytes);
+  std::memcpy(msg.data() + sizeof h, runs.data(), run_bytes);
+  if (data_bytes) std::memcpy(msg.data() + sizeof h + run_bytes, origin, data_bytes);
+  const int reply_bytes =
+      result != nullptr ? static_cast<int>(elements * element_size) : -1;
+  AgentState& s = State();
+  std::lock_guard<std::mutex> guard(s.origin_mutex);
+  const int rc = Exchange(s, w.world_rank(target), msg, result, reply_bytes);
+  if (rc == MPI_SUCCESS && result == nullptr) NotePending(w, target);
+  return rc;
+}
+
+int AgentCompareSwap(ManagedWindow& w, int target, MPI_Aint disp,
+                     MPI_Datatype type, size_t size, const std::byte* origin,
+                     const std::byte* compare, std::byte* result) {
+  const RequestHeader h{.kind = RequestKind::kCompareSwap,
+                        .window = w.agent_id(target),
+                        .disp = disp,
+                        .element = type,
+                        .op = MPI_REPLACE,
+                        .elements = 1,
+                        .element_size = static_cast<int64_t>(size),
+                        .runs = 0,
+                        .fetching = 1};
+  std::vector<std::byte> msg = Message(h, 2 * size);
+  std::memcpy(msg.data() + sizeof h, origin, size);
+  std::memcpy(msg.data() + sizeof h + size, compare, size);
+  AgentState& s = State();
+  std::lock_guard<std::mutex> guard(s.origin_mutex);
+  return Exchange(s, w.world_rank(target), msg, result,
+                  static_cast<int>(size));
+}
+
+// Another thread's flush of the same target waits on origin_mutex until
+// this one's answer came: it may have cleared that thread's mark.
+int AgentFlush(ManagedWindow& w, int target) {
+  AgentState& s = State();
+  std::lock_guard<std::mutex> guard(s.origin_mutex);
+  {
+    StateGuard state_guard(w.state_mutex);
+    if (!w.agent_served() || !w.agent_pending[target]) return MPI_SUCCESS;
+    w.agent_pending[target] = 0;
+  }
+  const RequestHeader h{.kind = RequestKind::kFlush};
+  return Exchange(s, w.world_rank(target), Message(h, 0), nullptr, 0);
+}
+
+int AgentFlushAll(ManagedWindow& w) {
+  if (!w.any_agent_pending) return MPI_SUCCESS;
+  for (int target = 0; target < w.comm_size(); ++target) {
+    if (const int rc = AgentFlush(w, target)) return rc;
+  }
+  w.any_agent_pending = false;
+  return MPI_SUCCESS;
+}
+
+}  // namespace rmashim

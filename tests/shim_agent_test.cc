@@ -1,0 +1,279 @@
+// The agent on windows spanning nodes (shim/agent.h): counters that every
+// rank updates at every target with the whole accumulate family, in every
+// passive epoch kind, on MPI_Win_allocate and MPI_Win_create memory, add up
+// exactly (no update lost between node-local origins, served in shared
+// memory, and remote ones, applied by the target's agent); tickets are
+// unique; none of it went to MPI; every remote operation was applied by an
+// agent. And a remote origin's lock, accumulate and unlock complete while
+// the target computes without calling MPI.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "tests/mpi_test_util.h"
+
+namespace {
+
+using rmashim_test::AllOnOneNode;
+using rmashim_test::HangWatchdog;
+using rmashim_test::NodeLocalRanks;
+using rmashim_test::Rank;
+using rmashim_test::Size;
+
+struct AgentStats {
+  int running = 0;
+  long long applied = 0;
+};
+
+AgentStats ReadAgentStats() {
+  using Fn = int (*)(int*, long long*);
+  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_agent_stats"));
+  AgentStats s;
+  if (fn != nullptr) fn(&s.running, &s.applied);
+  return s;
+}
+
+long long PassedToMpi(MPI_Win win) {
+  using Fn = int (*)(MPI_Win, long long*);
+  auto fn =
+      reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_win_passed_to_mpi"));
+  long long count = -1;
+  if (fn != nullptr) fn(win, &count);
+  return count;
+}
+
+long long SumOverRanks(long long value) {
+  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_LONG_LONG, MPI_SUM,
+                MPI_COMM_WORLD);
+  return value;
+}
+
+// Counters at the start of every rank's window memory.
+struct Counters {
+  int64_t added;    // MPI_Accumulate(MPI_SUM)
+  int64_t tickets;  // MPI_Fetch_and_op(MPI_SUM)
+  int64_t swapped;  // incremented with compare-and-swap retries
+  int64_t pair[2];  // MPI_Get_accumulate(MPI_SUM) of two elements
+  double sum;       // MPI_Accumulate(MPI_SUM) of a double
+};
+
+enum class Flavor { kAllocate, kCreate };
+enum class Epoch { kLockAll, kShared, kExclusive };
+
+std::string Name(Flavor f) {
+  return f == Flavor::kAllocate ? "allocate" : "create";
+}
+
+class AgentTest : public testing::TestWithParam<Flavor> {
+ protected:
+  void SetUp() override {
+    constexpr MPI_Aint kBytes = 4096;
+    if (GetParam() == Flavor::kAllocate) {
+      ASSERT_EQ(MPI_Win_allocate(kBytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
+                                 &mem_, &win_),
+                MPI_SUCCESS);
+    } else {
+      buffer_.assign(kBytes / sizeof(int64_t), 0);
+      mem_ = buffer_.data();
+      ASSERT_EQ(MPI_Win_create(mem_, kBytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
+                               &win_),
+                MPI_SUCCESS);
+    }
+    ASSERT_MANAGED(win_);
+    spans_nodes_ = !AllOnOneNode(MPI_COMM_WORLD);
+    local_ = NodeLocalRanks();
+  }
+  void TearDown() override { MPI_Win_free(&win_); }
+
+  Counters* Mine() { return static_cast<Counters*>(mem_); }
+  void Reset() {
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, Rank(), 0, win_);
+    *Mine() = Counters{0, 0, 0, {0, 0}, 0.0};
+    MPI_Win_unlock(Rank(), win_);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+
+  // One round of every kind at `target`; counts the calls made.
+  void Round(int target, std::vector<int64_t>* tickets, long long* calls) {
+    const int64_t one = 1;
+    const int64_t ones[2] = {1, 1};
+    const double half = 0.5;
+    int64_t fetched = -1, pair[2];
+    ASSERT_EQ(MPI_Accumulate(&one, 1, MPI_INT64_T, target,
+                             offsetof(Counters, added), 1, MPI_INT64_T,
+                             MPI_SUM, win_),
+              MPI_SUCCESS);
+    ASSERT_EQ(MPI_Fetch_and_op(&one, &fetched, MPI_INT64_T, target,
+                               offsetof(Counters, tickets), MPI_SUM, win_),
+              MPI_SUCCESS);
+    tickets->push_back(fetched);
+    ASSERT_EQ(MPI_Get_accumulate(ones, 2, MPI_INT64_T, pair, 2, MPI_INT64_T,
+                                 target, offsetof(Counters, pair), 2,
+                                 MPI_INT64_T, MPI_SUM, win_),
+              MPI_SUCCESS);
+    ASSERT_EQ(MPI_Accumulate(&half, 1, MPI_DOUBLE, target,
+                             offsetof(Counters, sum), 1, MPI_DOUBLE, MPI_SUM,
+                             win_),
+              MPI_SUCCESS);
+    *calls += 4;
+    // Compare-and-swap increment: read, then swap until nobody came between.
+    int64_t seen = 0;
+    ASSERT_EQ(MPI_Fetch_and_op(nullptr, &seen, MPI_INT64_T, target,
+                               offsetof(Counters, swapped), MPI_NO_OP, win_),
+              MPI_SUCCESS);
+    ++*calls;
+    for (int tries = 0;; ++tries) {
+      ASSERT_LT(tries, 1000000) << "compare-and-swap never succeeded";
+      const int64_t next = seen + 1;
+      int64_t old = -1;
+      ASSERT_EQ(MPI_Compare_and_swap(&next, &seen, &old, MPI_INT64_T, target,
+                                     offsetof(Counters, swapped), win_),
+                MPI_SUCCESS);
+      ++*calls;
+      if (old == seen) break;
+      seen = old;
+    }
+  }
+
+  void *mem_ = nullptr;
+  std::vector<int64_t> buffer_;
+  MPI_Win win_ = MPI_WIN_NULL;
+  bool spans_nodes_ = false;
+  std::vector<bool> local_;
+};
+
+TEST_P(AgentTest, CountersAddUpInEveryPassiveEpoch) {
+  const int rank = Rank(), size = Size();
+  const AgentStats before = ReadAgentStats();
+  // Whether the agent runs is the shim's choice for this job: it must
+  // when the job spans nodes (the launch says so: RMASHIM_AGENT unset).
+  EXPECT_EQ(before.running != 0, spans_nodes_) << "agent running";
+  constexpr int kRounds = 12;
+  for (Epoch epoch : {Epoch::kLockAll, Epoch::kShared, Epoch::kExclusive}) {
+    SCOPED_TRACE(Name(GetParam()) + " epoch " +
+                 std::to_string(static_cast<int>(epoch)));
+    Reset();
+    const long long applied_before = SumOverRanks(ReadAgentStats().applied);
+    std::vector<int64_t> tickets_at_0;
+    long long remote_calls = 0;
+    if (epoch == Epoch::kLockAll) MPI_Win_lock_all(0, win_);
+    for (int round = 0; round < kRounds; ++round) {
+      for (int k = 0; k < size; ++k) {
+        const int target = (rank + k) % size;
+        if (epoch != Epoch::kLockAll) {
+          MPI_Win_lock(epoch == Epoch::kShared ? MPI_LOCK_SHARED
+                                               : MPI_LOCK_EXCLUSIVE,
+                       target, 0, win_);
+        }
+        std::vector<int64_t> tickets;
+        long long calls = 0;
+        Round(target, &tickets, &calls);
+        if (target == 0) {
+          tickets_at_0.insert(tickets_at_0.end(), tickets.begin(),
+                              tickets.end());
+        }
+        if (!local_[target]) remote_calls += calls;
+        if (round % 3 == 0) MPI_Win_flush(target, win_);
+        if (epoch != Epoch::kLockAll) MPI_Win_unlock(target, win_);
+      }
+      if (epoch == Epoch::kLockAll && round % 4 == 1) MPI_Win_flush_all(win_);
+    }
+    if (epoch == Epoch::kLockAll) MPI_Win_unlock_all(win_);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win_);
+    const Counters c = *Mine();
+    MPI_Win_unlock(rank, win_);
+    const int64_t total = int64_t{kRounds} * size;
+    EXPECT_EQ(c.added, total);
+    EXPECT_EQ(c.tickets, total);
+    EXPECT_EQ(c.swapped, total);
+    EXPECT_EQ(c.pair[0], total);
+    EXPECT_EQ(c.pair[1], total);
+    EXPECT_EQ(c.sum, 0.5 * static_cast<double>(total));
+    // Target 0's tickets: each of 0 .. total-1 exactly once.
+    std::vector<int> counts(size);
+    const int mine = static_cast<int>(tickets_at_0.size());
+    MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, 0,
+               MPI_COMM_WORLD);
+    std::vector<int> offsets(size, 0);
+    std::partial_sum(counts.begin(), counts.end() - 1, offsets.begin() + 1);
+    std::vector<int64_t> all(rank == 0 ? total : 0);
+    MPI_Gatherv(tickets_at_0.data(), mine, MPI_INT64_T, all.data(),
+                counts.data(), offsets.data(), MPI_INT64_T, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+      std::sort(all.begin(), all.end());
+      for (int64_t i = 0; i < total; ++i) ASSERT_EQ(all[i], i);
+    }
+    // Every remote call was applied by an agent, none went to MPI.
+    const AgentStats after = ReadAgentStats();
+    const long long applied = SumOverRanks(after.applied);
+    const long long issued = SumOverRanks(remote_calls);
+    MPI_Barrier(MPI_COMM_WORLD);
+    EXPECT_EQ(PassedToMpi(win_), 0);
+    if (spans_nodes_) {
+      EXPECT_GT(issued, 0);
+      EXPECT_EQ(applied - applied_before, issued);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+}
+
+// A remote origin takes MPI's exclusive lock on rank 0, adds to two of its
+// counters (fetch_and_op, accumulate) and unlocks, while rank 0 computes,
+// watching its own memory with plain loads, without calling MPI: the agent
+// applies the updates and drives MPI's progress for the lock.
+TEST_P(AgentTest, RemoteOriginProgressesWhileTargetComputes) {
+  ASSERT_TRUE(spans_nodes_) << "registered for the split layouts only";
+  const int rank = Rank(), size = Size();
+  int origin = -1;
+  for (int r = size - 1; r >= 0; --r) {
+    if (!NodeLocalRanks()[r]) origin = r;  // collective: every rank calls it
+  }
+  MPI_Bcast(&origin, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  ASSERT_GE(origin, 0);
+  Reset();
+  HangWatchdog watchdog(120, "remote origin against a computing target");
+  if (rank == 0) {
+    // Up to 60 s of computing; the agent should take milliseconds.
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    auto* c = Mine();
+    bool done = false;
+    while (!done && std::chrono::steady_clock::now() < deadline) {
+      done = __atomic_load_n(&c->tickets, __ATOMIC_ACQUIRE) == 1 &&
+             __atomic_load_n(&c->added, __ATOMIC_ACQUIRE) == 1;
+    }
+    EXPECT_TRUE(done) << "the remote origin's updates did not arrive while "
+                         "the target computed";
+  } else if (rank == origin) {
+    const int64_t one = 1;
+    int64_t old = -1;
+    ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win_), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 0,
+                               offsetof(Counters, tickets), MPI_SUM, win_),
+              MPI_SUCCESS);
+    ASSERT_EQ(MPI_Accumulate(&one, 1, MPI_INT64_T, 0,
+                             offsetof(Counters, added), 1, MPI_INT64_T,
+                             MPI_SUM, win_),
+              MPI_SUCCESS);
+    ASSERT_EQ(MPI_Win_unlock(0, win_), MPI_SUCCESS);
+    EXPECT_EQ(old, 0);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+INSTANTIATE_TEST_SUITE_P(Flavors, AgentTest,
+                         testing::Values(Flavor::kAllocate, Flavor::kCreate),
+                         [](const testing::TestParamInfo<Flavor>& info) {
+                           return Name(info.param);
+                         });
+
+}  // namespace
