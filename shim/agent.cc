@@ -97,8 +97,10 @@ void Reply(AgentState& s, const void* data, int bytes, int origin) {
   PMPI_Send(data, bytes, MPI_BYTE, origin, kAgentReply, s.comm);
 }
 
-[[noreturn]] void Malformed(const char* what) {
-  std::fprintf(stderr, "rmashim: agent: malformed request (%s)\n", what);
+[[noreturn]] void Malformed(const char* what, const RequestHeader& h) {
+  std::fprintf(stderr,
+               "rmashim: agent: malformed request (%s: kind %u, window %d)\n",
+               what, static_cast<unsigned>(h.kind), h.window);
   PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_INTERN);
   std::abort();
 }
@@ -113,7 +115,7 @@ void Apply(AgentState& s, const RequestHeader& h, const std::byte* body,
     std::lock_guard<std::mutex> guard(s.windows_mutex);
     if (h.window < 0 || static_cast<size_t>(h.window) >= s.windows.size() ||
         s.windows[h.window] == nullptr) {
-      Malformed("unknown window");
+      Malformed("unknown window", h);
     }
     const ManagedWindow& w = *s.windows[h.window];
     const Target& t = w.target(w.rank());
@@ -124,7 +126,7 @@ void Apply(AgentState& s, const RequestHeader& h, const std::byte* body,
       if (body_bytes != 2 * size ||
           FindCompareSwap(h.element, &cas) != MPI_SUCCESS ||
           base < 0 || base + static_cast<MPI_Aint>(size) > t.size) {
-        Malformed("compare-and-swap");
+        Malformed("compare-and-swap", h);
       }
       result.resize(size);
       ApplyCompareSwap(*cas, /*exclusive=*/false, t, base, body, body + size,
@@ -136,7 +138,7 @@ void Apply(AgentState& s, const RequestHeader& h, const std::byte* body,
           h.op == MPI_NO_OP ? 0 : static_cast<size_t>(h.elements) * size;
       if (FindElementOp(h.element, h.op, &e) != MPI_SUCCESS ||
           body_bytes != run_bytes + data_bytes || e->size != size) {
-        Malformed("update");
+        Malformed("update", h);
       }
       std::vector<ElementRun> runs(h.runs);
       std::memcpy(runs.data(), body, run_bytes);
@@ -148,7 +150,7 @@ void Apply(AgentState& s, const RequestHeader& h, const std::byte* body,
         if (offset < 0 || run.count < 0 ||
             offset + run.count * e->extent > t.size ||
             done + run.count > h.elements) {
-          Malformed("range");
+          Malformed("range", h);
         }
         const std::byte* src =
             origin_data ? origin_data + done * e->size : t.base + offset;
@@ -202,8 +204,8 @@ void Serve(AgentState& s) {
     PMPI_Get_count(&status, MPI_BYTE, &bytes);
     buffer.resize(std::max<size_t>(bytes, sizeof(RequestHeader)));
     PMPI_Mrecv(buffer.data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE);
-    if (bytes < static_cast<int>(sizeof(RequestHeader))) Malformed("short");
     RequestHeader h;
+    if (bytes < static_cast<int>(sizeof h)) Malformed("short", h);
     std::memcpy(&h, buffer.data(), sizeof h);
     const int origin = status.MPI_SOURCE;
     switch (h.kind) {
@@ -218,7 +220,7 @@ void Serve(AgentState& s) {
         Apply(s, h, buffer.data() + sizeof h, bytes - sizeof h, origin);
         break;
       default:
-        Malformed("kind");
+        Malformed("kind", h);
     }
   }
 }

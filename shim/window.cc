@@ -364,9 +364,13 @@ void ManagedWindow::JoinAgent(MPI_Comm comm) {
 }
 
 ManagedWindow::~ManagedWindow() {
-  UnregisterAgentWindow(own_agent_id_);
   if (holds_mpi_epoch_) PMPI_Win_unlock_all(app_win_);
   if (app_win_ != MPI_WIN_NULL) PMPI_Win_free(&app_win_);
+  // Only now: no rank returns from MPI_Win_free before every rank has
+  // called it (MPI-3 11.2.5), so every origin has ended its epochs, and
+  // with them had its updates to this process applied (agent.h); before
+  // it, a rank still in an epoch could send this process's agent more.
+  UnregisterAgentWindow(own_agent_id_);
   UnshareUserMemory(own_memory_);
   if (group_ != MPI_GROUP_NULL) PMPI_Group_free(&group_);
 }

@@ -51,6 +51,17 @@ inline bool IsMapped(MPI_Win win, int rank) {
   return fn != nullptr && fn(win, rank, &flag) == MPI_SUCCESS && flag != 0;
 }
 
+// Whether this process runs the shim's agent (shim/agent.h: on a job that
+// spans nodes, remote origins' accumulates to this process's windows are
+// applied by it, and node-local ones served in passive epochs).
+inline bool AgentRunning() {
+  using Fn = int (*)(int*, long long*);
+  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_agent_stats"));
+  int running = 0;
+  long long applied = 0;
+  return fn != nullptr && fn(&running, &applied) == MPI_SUCCESS && running;
+}
+
 // Why the shim does not serve `win` ("" when it manages it): for suites
 // that run under the preloaded shim, which would otherwise test native
 // MPICH without noticing (a failed preload, or a window silently left to

@@ -1,0 +1,199 @@
+// The agent on a window spanning nodes (shim/agent.h), measured: latency of
+// the accumulate family plus flush under lock_all, and of an exclusive
+// lock + accumulate + unlock, from rank 0 to a node-local and to a remote
+// target, while the target waits in MPI (a barrier) and while it computes
+// without calling MPI; and the CPU time a process spends per second while
+// the program sleeps without calling MPI (the agent's idle cost).
+// Run it on a split layout (MPIR_CVAR_ODD_EVEN_CLIQUES=1, 4 ranks: rank 2
+// is node-local to rank 0, rank 1 remote), natively, under the shim, and
+// under the shim with RMASHIM_AGENT=0; scripts/bench_agent.sh does all
+// three and prints one table.
+//   agent [--iters N] [--compute-ms M] [--label L]
+// Prints "AGENT|label|case|target|state|value|unit" lines.
+#include <mpi.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+struct Options {
+  int iters = 2000;
+  int compute_ms = 1000;
+  std::string label = "run";
+};
+
+Options Parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--iters" && i + 1 < argc) {
+      o.iters = std::atoi(argv[++i]);
+    } else if (a == "--compute-ms" && i + 1 < argc) {
+      o.compute_ms = std::atoi(argv[++i]);
+    } else if (a == "--label" && i + 1 < argc) {
+      o.label = argv[++i];
+    } else {
+      std::fprintf(stderr, "agent: unknown argument %s\n", a.c_str());
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+  }
+  return o;
+}
+
+double Now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Busy for `ms` milliseconds without calling MPI.
+void Compute(int ms) {
+  const double end = Now() + ms / 1000.0;
+  volatile uint64_t x = 0;
+  while (Now() < end) {
+    for (int i = 0; i < 1000; ++i) x = x + i;
+  }
+}
+
+double CpuSeconds() {
+  rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec +
+         (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+void Emit(const Options& o, const char* what, const char* target,
+          const char* state, double value, const char* unit) {
+  std::printf("AGENT|%s|%s|%s|%s|%.3f|%s\n", o.label.c_str(), what, target,
+              state, value, unit);
+  std::fflush(stdout);
+}
+
+enum class Op { kFetchAndOp, kAccumulate, kCompareSwap, kLockAccUnlock };
+const char* Name(Op op) {
+  switch (op) {
+    case Op::kFetchAndOp: return "fetch_and_op+flush";
+    case Op::kAccumulate: return "accumulate+flush";
+    case Op::kCompareSwap: return "compare_and_swap+flush";
+    case Op::kLockAccUnlock: return "lock+accumulate+unlock";
+  }
+  return "?";
+}
+
+void RunOp(Op op, int target, MPI_Win win) {
+  int64_t one = 1, old = 0, compare = 0;
+  switch (op) {
+    case Op::kFetchAndOp:
+      MPI_Fetch_and_op(&one, &old, MPI_INT64_T, target, 0, MPI_SUM, win);
+      MPI_Win_flush(target, win);
+      break;
+    case Op::kAccumulate:
+      MPI_Accumulate(&one, 1, MPI_INT64_T, target, 8, 1, MPI_INT64_T, MPI_SUM,
+                     win);
+      MPI_Win_flush(target, win);
+      break;
+    case Op::kCompareSwap:
+      MPI_Compare_and_swap(&one, &compare, &old, MPI_INT64_T, target, 16, win);
+      MPI_Win_flush(target, win);
+      break;
+    case Op::kLockAccUnlock:
+      MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win);
+      MPI_Accumulate(&one, 1, MPI_INT64_T, target, 24, 1, MPI_INT64_T,
+                     MPI_SUM, win);
+      MPI_Win_unlock(target, win);
+      break;
+  }
+}
+
+// Rank 0 times `iters` of `op` to `target`; the target waits in a barrier,
+// or computes for compute_ms (then only the ops that fit, at most `iters`,
+// are timed: the whole of them is what a computing target costs).
+void Measure(const Options& o, Op op, int target, const char* target_name,
+             bool computing, MPI_Win win) {
+  const int rank = [] {
+    int r;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+  }();
+  const int iters = computing ? 20 : o.iters;
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    const bool epoch = op != Op::kLockAccUnlock;
+    if (epoch) MPI_Win_lock_all(0, win);
+    if (!computing) {
+      for (int i = 0; i < 10; ++i) RunOp(op, target, win);  // warm up
+    }
+    const double t0 = Now();
+    for (int i = 0; i < iters; ++i) RunOp(op, target, win);
+    const double t = Now() - t0;
+    if (epoch) MPI_Win_unlock_all(win);
+    Emit(o, Name(op), target_name, computing ? "target computing" : "target in MPI",
+         t / iters * 1e6, "us");
+  } else if (rank == target && computing) {
+    Compute(o.compute_ms);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  const Options o = Parse(argc, argv);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  // Which ranks share rank 0's node.
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                      &node);
+  int node_leader = rank;
+  MPI_Bcast(&node_leader, 1, MPI_INT, 0, node);
+  std::vector<int> leaders(size);
+  MPI_Allgather(&node_leader, 1, MPI_INT, leaders.data(), 1, MPI_INT,
+                MPI_COMM_WORLD);
+  MPI_Comm_free(&node);
+  int local = -1, remote = -1;
+  for (int r = size - 1; r > 0; --r) {
+    (leaders[r] == leaders[0] ? local : remote) = r;
+  }
+  void* base = nullptr;
+  MPI_Win win;
+  MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+  std::memset(base, 0, 64);
+  MPI_Barrier(MPI_COMM_WORLD);
+
+  for (Op op : {Op::kFetchAndOp, Op::kAccumulate, Op::kCompareSwap,
+                Op::kLockAccUnlock}) {
+    if (local > 0) Measure(o, op, local, "node-local", false, win);
+    if (remote > 0) Measure(o, op, remote, "remote", false, win);
+  }
+  if (remote > 0) {
+    Measure(o, Op::kLockAccUnlock, remote, "remote", true, win);
+    Measure(o, Op::kFetchAndOp, remote, "remote", true, win);
+  }
+
+  // Idle cost: every rank sleeps 2 s without calling MPI.
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double cpu0 = CpuSeconds(), t0 = Now();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const double idle = (CpuSeconds() - cpu0) / (Now() - t0) * 100;
+  double max_idle = 0;
+  MPI_Reduce(&idle, &max_idle, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  if (rank == 0) {
+    Emit(o, "cpu while sleeping", "-", "max over ranks", max_idle,
+         "% of a core");
+  }
+  MPI_Win_free(&win);
+  MPI_Finalize();
+  return 0;
+}
