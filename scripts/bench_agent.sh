@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The agent on a window spanning nodes (shim/agent.h), native MPICH against
-# the shim with and without its agent, on MPICH's simulated odd-even split
+# the shim with its agent (RMASHIM_AGENT=1) and without, on MPICH's simulated odd-even split
 # (4 ranks: rank 2 shares rank 0's node, rank 1 does not): latency of the
 # accumulate family and of lock+accumulate+unlock to each, with the target in
 # MPI and computing without MPI, and the CPU time per second while every
@@ -27,7 +27,7 @@ run() {  # label, then environment
 }
 out=$(
   run native
-  run shim LD_PRELOAD="$bin/shim/librmashim.so"
+  run shim LD_PRELOAD="$bin/shim/librmashim.so" RMASHIM_AGENT=1
   run shim_no_agent LD_PRELOAD="$bin/shim/librmashim.so" RMASHIM_AGENT=0
 )
 /usr/bin/python3 - "$out" <<'PY'

@@ -254,7 +254,10 @@ void NotePending(ManagedWindow& w, int target) {
 bool AgentWanted() {
   bool flag = false;
   if (EnvFlag("RMASHIM_DISABLE", &flag) && flag) return false;
-  if (EnvFlag("RMASHIM_AGENT", &flag)) return flag;
+  const char* agent = std::getenv("RMASHIM_AGENT");
+  if (agent == nullptr || std::strcmp(agent, "auto") != 0) {
+    return EnvFlag("RMASHIM_AGENT", &flag) && flag;  // off unless asked
+  }
   const long local = EnvLong("MPI_LOCALNRANKS"), size = EnvLong("PMI_SIZE");
   if (local > 0 && size > local) return true;
   if (EnvLong("SLURM_NNODES") > 1) return true;

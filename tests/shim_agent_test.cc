@@ -153,8 +153,8 @@ class AgentTest : public testing::TestWithParam<Flavor> {
 TEST_P(AgentTest, CountersAddUpInEveryPassiveEpoch) {
   const int rank = Rank(), size = Size();
   const AgentStats before = ReadAgentStats();
-  // Whether the agent runs is the shim's choice for this job: it must
-  // when the job spans nodes (the launch says so: RMASHIM_AGENT unset).
+  // The tests run with RMASHIM_AGENT=1 or auto: the agent runs exactly
+  // when the job spans nodes.
   EXPECT_EQ(before.running != 0, spans_nodes_) << "agent running";
   constexpr int kRounds = 12;
   for (Epoch epoch : {Epoch::kLockAll, Epoch::kShared, Epoch::kExclusive}) {
