@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -41,12 +42,50 @@ struct Flags {
   bool create = false;
 };
 
-inline Flags ParseFlags(int argc, char** argv) {
+// A benchmark's own option beyond the common ones, and how many values
+// follow it on the command line.
+struct OwnOption {
+  const char* name;
+  int values = 0;
+};
+
+// The common flags. Any other argument that is not one of `own` (with its
+// values) is refused: MPI_Abort with status 2 after rank 0 says which, so a
+// misspelt option never yields a run measured with the defaults.
+inline Flags ParseFlags(int argc, char** argv,
+                        std::initializer_list<OwnOption> own = {}) {
   Flags flags;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--csv") == 0) flags.csv = true;
-    if (std::strcmp(argv[i], "--quick") == 0) flags.quick = true;
-    if (std::strcmp(argv[i], "--create") == 0) flags.create = true;
+    if (std::strcmp(argv[i], "--csv") == 0) {
+      flags.csv = true;
+      continue;
+    }
+    if (std::strcmp(argv[i], "--quick") == 0) {
+      flags.quick = true;
+      continue;
+    }
+    if (std::strcmp(argv[i], "--create") == 0) {
+      flags.create = true;
+      continue;
+    }
+    const OwnOption* match = nullptr;
+    for (const OwnOption& o : own) {
+      if (std::strcmp(argv[i], o.name) == 0) match = &o;
+    }
+    if (match != nullptr && i + match->values < argc) {
+      i += match->values;
+      continue;
+    }
+    int initialized = 0, rank = 0;
+    MPI_Initialized(&initialized);
+    if (initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+      std::fprintf(stderr, "%s: %s argument %s\n", argv[0],
+                   match != nullptr ? "missing value after" : "unknown",
+                   argv[i]);
+    }
+    if (initialized) MPI_Abort(MPI_COMM_WORLD, 2);
+    std::exit(2);
   }
   return flags;
 }

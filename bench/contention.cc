@@ -478,7 +478,7 @@ int Run(const Flags& flags, const std::set<std::string>& only) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  const Flags flags = ParseFlags(argc, argv);
+  const Flags flags = ParseFlags(argc, argv, {{"--patterns", 1}});
   std::set<std::string> only;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

@@ -190,7 +190,8 @@ struct Args {
 
 Args ParseArgs(int argc, char** argv) {
   Args a;
-  a.flags = ParseFlags(argc, argv);
+  a.flags = ParseFlags(argc, argv,
+                       {{"--key"}, {"--batches", 1}, {"--budget-ms", 1}});
   if (a.flags.quick) a.batches = 3, a.batch_ms = 0.5;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--key") == 0) a.key = true;

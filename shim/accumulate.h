@@ -66,7 +66,7 @@ inline constexpr size_t kBulkElements = 16;
 // kernels; word atomics unstriped where word_atomics.h allows) and returns
 // true; false sends the call through the full checks, which find any
 // error. MPI_Accumulate must not pass MPI_NO_OP (it is an error there).
-[[gnu::always_inline]] inline bool TryFastRun(ManagedWindow& w,
+[[nodiscard]] [[gnu::always_inline]] inline bool TryFastRun(ManagedWindow& w,
                                               MPI_Datatype type, int count,
                                               MPI_Op op, int target,
                                               MPI_Aint disp, const void* origin,
@@ -105,7 +105,7 @@ inline constexpr size_t kBulkElements = 16;
 // aligned, to a node-local target in a passive-target epoch, by a process
 // with an unstriped slot. True when queued; false sends the call down the
 // other paths, which apply the queue first (ApplyDeferred).
-[[gnu::always_inline]] inline bool TryDeferAccumulate(
+[[nodiscard]] [[gnu::always_inline]] inline bool TryDeferAccumulate(
     ManagedWindow& w, MPI_Datatype type, MPI_Op op, int target, MPI_Aint disp,
     const void* origin) {
   if (w.unstriped_slot() < 0 || origin == nullptr ||
@@ -137,7 +137,7 @@ inline void CompleteDeferred(ManagedWindow& w) {
 }
 
 // MPI_Compare_and_swap's fast path, as TryFastRun.
-[[gnu::always_inline]] inline bool TryFastCompareSwap(
+[[nodiscard]] [[gnu::always_inline]] inline bool TryFastCompareSwap(
     ManagedWindow& w, MPI_Datatype type, int target, MPI_Aint disp,
     const void* origin, const void* compare, void* result) {
   const CompareSwapOp* cas = BuiltinCompareSwap(type);

@@ -1,14 +1,13 @@
 // The copy behind every direct put and get. glibc's memcpy moves mid-sized
 // blocks (a few KiB up to its non-temporal threshold) with `rep movsb`,
-// which on this project's AMD EPYC (Zen 3) VMs runs 10-15x slower than
-// plain vector loads and stores when the destination lies just past the
-// source modulo a page (16 bytes: a malloc'd buffer against a page-aligned
-// window, i.e. every MPI_Get into an ordinary heap buffer): a 32 KiB
-// MPI_Get took 17-21 us with memcpy and 0.8 us with vector moves
-// (bench/rma_latency, get+flush). Within one process too: memcpy(a + 16, b,
-// 32 KiB) with a and b page-aligned takes 10.7 us, and 0.7 us with the
-// destination at offset 0, 64, 256 or 2048. So blocks in that range are copied
-// with an explicit vector loop; small and huge ones still go to memcpy.
+// which on AMD Zen 3 runs an order of magnitude slower than plain vector
+// loads and stores when the destination lies just past the source modulo
+// a page (16 bytes: a malloc'd buffer against a page-aligned window, i.e.
+// every MPI_Get into an ordinary heap buffer; bench/rma_latency's get+flush
+// rows show it, and memcpy(a + 16, b, 32 KiB) against offsets 0, 64, 256 or
+// 2048 within one process shows the same). So blocks in that range are
+// copied with an explicit vector loop; small and huge ones still go to
+// memcpy.
 #ifndef RMASHIM_SHIM_COPY_H_
 #define RMASHIM_SHIM_COPY_H_
 

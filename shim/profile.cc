@@ -1,6 +1,7 @@
 #include "shim/profile.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -276,9 +277,68 @@ void PrintText(const std::vector<Merged>& windows, int world_size) {
   }
 }
 
+// A number as JSON has it: JSON has no infinity or NaN, so a non-finite
+// value (a broken clock; never expected) is written as null, which the
+// schema check then reports.
+void JsonNumber(FILE* f, double v) {
+  if (std::isfinite(v)) {
+    std::fprintf(f, "%.9g", v);
+  } else {
+    std::fputs("null", f);
+  }
+}
+
 void JsonStat(FILE* f, const char* key, const Stat& s, bool last = false) {
-  std::fprintf(f, "\"%s\": {\"sum\": %.9g, \"min\": %.9g, \"max\": %.9g}%s", key,
-               s.sum, s.min, s.max, last ? "" : ", ");
+  std::fprintf(f, "\"%s\": {\"sum\": ", key);
+  JsonNumber(f, s.sum);
+  std::fputs(", \"min\": ", f);
+  JsonNumber(f, s.min);
+  std::fputs(", \"max\": ", f);
+  JsonNumber(f, s.max);
+  std::fputs(last ? "}" : "}, ", f);
+}
+
+// The length of the well-formed UTF-8 sequence at `s` (RFC 3629: no
+// overlong forms, no surrogates, nothing past U+10FFFF), or 0.
+int Utf8Length(const unsigned char* s) {
+  auto cont = [&](int i, unsigned lo = 0x80, unsigned hi = 0xBF) {
+    return s[i] >= lo && s[i] <= hi;
+  };
+  const unsigned c = s[0];
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c == 0xE0) return cont(1, 0xA0) && cont(2) ? 3 : 0;
+  if (c == 0xED) return cont(1, 0x80, 0x9F) && cont(2) ? 3 : 0;
+  if (c >= 0xE1 && c <= 0xEF) return cont(1) && cont(2) ? 3 : 0;
+  if (c == 0xF0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
+  if (c >= 0xF1 && c <= 0xF3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
+  if (c == 0xF4) return cont(1, 0x80, 0x8F) && cont(2) && cont(3) ? 4 : 0;
+  return 0;
+}
+
+// `s` (a window name, any bytes MPI_Win_set_name was given) as a JSON
+// string: quotes and backslashes escaped, control bytes as \u00XX, and
+// each byte that does not start a well-formed UTF-8 sequence as U+FFFD,
+// so any JSON parser reads the document.
+void JsonString(FILE* f, const char* s) {
+  std::fputc('"', f);
+  const auto* p = reinterpret_cast<const unsigned char*>(s);
+  while (*p != 0) {
+    const int n = Utf8Length(p);
+    if (n == 0) {
+      std::fputs("\\ufffd", f);
+      ++p;
+    } else if (*p == '"' || *p == '\\') {
+      std::fputc('\\', f);
+      std::fputc(*p++, f);
+    } else if (*p < 0x20) {
+      std::fprintf(f, "\\u%04x", *p++);
+    } else {
+      std::fwrite(p, 1, n, f);
+      p += n;
+    }
+  }
+  std::fputc('"', f);
 }
 
 void WriteJson(const std::string& path, const std::vector<Merged>& windows,
@@ -292,13 +352,10 @@ void WriteJson(const std::string& path, const std::vector<Merged>& windows,
                world_size);
   for (size_t i = 0; i < windows.size(); ++i) {
     const Merged& m = windows[i];
-    std::fprintf(f, "%s\n {\"id\": \"%d.%d\", \"name\": \"", i ? "," : "",
+    std::fprintf(f, "%s\n {\"id\": \"%d.%d\", \"name\": ", i ? "," : "",
                  m.meta->owner, m.meta->sequence);
-    for (const char* c = m.meta->name; *c; ++c) {
-      if (*c == '"' || *c == '\\') std::fputc('\\', f);
-      if (static_cast<unsigned char>(*c) >= 0x20) std::fputc(*c, f);
-    }
-    std::fprintf(f, "\", \"flavor\": \"%s\", \"managed\": %s, \"ranks\": %d,",
+    JsonString(f, m.meta->name);
+    std::fprintf(f, ", \"flavor\": \"%s\", \"managed\": %s, \"ranks\": %d,",
                  m.meta->flavor, m.meta->managed ? "true" : "false", m.meta->ranks);
     std::fprintf(f, "\n  \"ops\": {");
     for (int k = 0; k < int(OpKind::kCount); ++k) {

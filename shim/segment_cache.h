@@ -1,4 +1,4 @@
-// Freed node segments kept for the next window of the same size (issue 17).
+// Freed node segments kept for the next window of the same size.
 // Creating a segment (a tmpfs file whose pages are reserved and zeroed,
 // then opened and mapped by every node peer) and tearing it down again
 // (munmap, and the kernel freeing the pages) were most of what a small

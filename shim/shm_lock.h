@@ -180,7 +180,7 @@ inline bool Enter(GateWord& word, uint64_t unit, uint64_t conflicts) {
 // Enters `word` only if that takes one CAS (nobody queued, no conflicting
 // holder, no racing change); false leaves it untouched. For fast paths
 // whose miss goes to one that calls Enter.
-inline bool TryEnter(GateWord& word, uint64_t unit, uint64_t conflicts) {
+[[nodiscard]] inline bool TryEnter(GateWord& word, uint64_t unit, uint64_t conflicts) {
   uint64_t w = word.load(std::memory_order_relaxed);
   return NobodyQueued(w) && (w & conflicts) == 0 &&
          word.compare_exchange_strong(w, w + unit, std::memory_order_acquire,
@@ -190,7 +190,7 @@ inline bool TryEnter(GateWord& word, uint64_t unit, uint64_t conflicts) {
 // Enters `word` as one holder of `unit` only if it is free (no holder of
 // either class, nobody queued): one CAS from the free word that its ticket
 // counters imply. False leaves it untouched. For exclusive fast paths.
-inline bool TryEnterFree(GateWord& word, uint64_t unit) {
+[[nodiscard]] inline bool TryEnterFree(GateWord& word, uint64_t unit) {
   const uint64_t next = word.load(std::memory_order_relaxed) >> 48;
   uint64_t free = (next * 0x10001) << 32;  // serving == next, no holders
   return word.compare_exchange_strong(free, free + unit,
@@ -250,7 +250,7 @@ class ExclusiveShare {
   // window of one shard, for MPI_Win_lock's inline path: announced (see
   // the top of this file) with one CAS on a free target and nobody to wait
   // for. False: nothing was taken or changed (Acquire then queues as usual).
-  [[gnu::always_inline]] bool TryAcquireAnnounced(GateWord& target) {
+  [[nodiscard]] [[gnu::always_inline]] bool TryAcquireAnnounced(GateWord& target) {
     AnnounceWord* const announcement = solo_announcement_;
     if (hold_ != 0 || announcement == nullptr) return false;
     // A bias on (or being revoked) needs the full path, which revokes it.
@@ -413,7 +413,7 @@ inline bool AcquireAll(LockWords& shard, const AllShards& all) {
 // Biased lock_all (top of this file): holds a lock_all by the bias, with
 // `mine` the caller's visibility word, or returns false having changed
 // nothing (then AcquireAll; release with ReleaseAllBiased, resp. ReleaseAll).
-inline bool TryAcquireAllBiased(const AllShards& all, VisibleWord& mine) {
+[[nodiscard]] inline bool TryAcquireAllBiased(const AllShards& all, VisibleWord& mine) {
   if (all.bias == nullptr ||
       all.bias->state.load(std::memory_order_relaxed) != LockAllBias::kOn) {
     return false;

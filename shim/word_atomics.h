@@ -72,7 +72,7 @@ inline thread_local uint64_t t_unstriped_seq
 // path that calls RunUnstriped: false (the mode word is not zero) after
 // withdrawing the announcement, with nothing else done.
 template <typename Update>
-[[gnu::always_inline]] inline bool TryUnstriped(std::atomic<uint64_t>& mode,
+[[nodiscard]] [[gnu::always_inline]] inline bool TryUnstriped(std::atomic<uint64_t>& mode,
                                                 UnstripedSlot& slot,
                                                 Update&& update,
                                                 uint64_t* seen = nullptr) {

@@ -1,10 +1,10 @@
 // The word lane: MPI_Fetch_and_op, MPI_Compare_and_swap and MPI_Accumulate
 // of one 8-byte integer (and MPI_Accumulate's MPI_SUM of one double) on a
-// plain window (issue 17). These are the shapes counters, GUPS, queues,
-// mutexes and histogram updates use, and their CPU floor is one locked
-// instruction: every instruction the shim adds around it costs time the
-// locked instruction cannot hide (about 0.06 ns each on this machine, past
-// the first few dozen). So the lane does the fast path's checks (access.h:
+// plain window. These are the shapes counters, GUPS, queues, mutexes and
+// histogram updates use, and their CPU floor is one locked instruction:
+// every instruction the shim adds around it costs time the locked
+// instruction cannot hide, past the first few dozen (bench/small_ops
+// measures the lane against that floor). So the lane does the fast path's checks (access.h:
 // DirectWord) and the unstriped protocol (word_atomics.h) with the CPU
 // atomic inline: no element-op table, no indirect call, no profile test.
 // Everything else (other types and ops, exclusive locks, targets whose mode
@@ -129,7 +129,7 @@ template <LaneMiss miss, typename Update>
 // integer. True when done. One lane per op, MPI_SUM straight through: the
 // op is tested once.
 template <LaneMiss miss = LaneMiss::kOutOfLine>
-[[gnu::always_inline]] inline bool TryWordFetchAndOp(ManagedWindow& w,
+[[nodiscard]] [[gnu::always_inline]] inline bool TryWordFetchAndOp(ManagedWindow& w,
                                                      MPI_Datatype type,
                                                      MPI_Op op, int target,
                                                      MPI_Aint disp,
@@ -164,7 +164,7 @@ template <LaneMiss miss = LaneMiss::kOutOfLine>
 
 // MPI_Compare_and_swap of one 8-byte integer. True when done.
 template <LaneMiss miss = LaneMiss::kOutOfLine>
-[[gnu::always_inline]] inline bool TryWordCompareAndSwap(
+[[nodiscard]] [[gnu::always_inline]] inline bool TryWordCompareAndSwap(
     ManagedWindow& w, MPI_Datatype type, int target, MPI_Aint disp,
     const void* origin, const void* compare, void* result) {
   if (!IsWordIntegerType(type) || origin == nullptr || compare == nullptr ||
@@ -185,7 +185,7 @@ template <LaneMiss miss = LaneMiss::kOutOfLine>
 // on an 8-byte integer (one locked instruction), or MPI_SUM on MPI_DOUBLE
 // (a compare-and-swap loop, as the element kernels do it). True when done.
 template <LaneMiss miss = LaneMiss::kOutOfLine>
-[[gnu::always_inline]] inline bool TryWordAccumulate(ManagedWindow& w,
+[[nodiscard]] [[gnu::always_inline]] inline bool TryWordAccumulate(ManagedWindow& w,
                                                      MPI_Datatype type,
                                                      MPI_Op op, int target,
                                                      MPI_Aint disp,

@@ -33,7 +33,7 @@ struct Transfer {
 
 // The node-local fast path: checks, then one copy. Returns false when the
 // call must pass through to MPI instead (off-node target, PSCW epoch).
-bool TryDirect(ManagedWindow& w, const Transfer& x, int* rc) {
+[[nodiscard]] bool TryDirect(ManagedWindow& w, const Transfer& x, int* rc) {
   Layout origin_layout, target_layout;
   if (!DescribeBuiltin(x.origin_count, x.origin_type, &origin_layout) &&
       (*rc = DescribeLayout(x.origin_count, x.origin_type, &origin_layout))) {
@@ -219,8 +219,7 @@ template <Direction kDir>
                                          MPI_Datatype target_type,
                                          MPI_Win win) {
   // Misses are marked unlikely so the served path falls straight through:
-  // on this machine each taken branch on it costs about as much as four
-  // instructions.
+  // a taken branch on it costs about as much as a few instructions.
   if (type != target_type || count != target_count) [[unlikely]] {
     return PutGetSlow<kDir>(origin, count, type, target, disp, target_count,
                             target_type, win);

@@ -176,7 +176,7 @@ void MarkUnlocked(ManagedWindow& w, TargetLockState& state) {
 // the epoch with the last lock). As in MPI_Win_lock, nothing here calls
 // out, and false changes nothing the slow path would not (it ends the
 // accumulate burst too).
-[[gnu::always_inline]] inline bool TryFastUnlock(ManagedWindow& w, int rank) {
+[[nodiscard]] [[gnu::always_inline]] inline bool TryFastUnlock(ManagedWindow& w, int rank) {
   if (!w.PlainRank(rank)) return false;
   if (!w.deferred.idle()) [[unlikely]] {
     if (!w.deferred.empty()) return false;

@@ -19,10 +19,15 @@ FALLBACKS = ["unmanaged_flavor", "opted_out", "no_shared_memory",
 LAYOUTS = ["node", "oddeven", "cliques3"]
 
 
+def _reject_constant(name):
+    raise ValueError("profile JSON holds %s, which JSON does not have" % name)
+
+
 def load(path):
-    """The profile document at `path`, schema-checked."""
-    with open(path) as f:
-        doc = json.load(f)
+    """The profile document at `path`: strict JSON (UTF-8, no NaN or
+    Infinity literals), schema-checked."""
+    with open(path, encoding="utf-8", errors="strict") as f:
+        doc = json.load(f, parse_constant=_reject_constant)
     check_schema(doc)
     return doc
 
@@ -47,6 +52,8 @@ def reach(origin, target, ranks, layout):
 
 def check_stat(stat, where):
     assert set(stat) == {"sum", "min", "max"}, where
+    assert all(isinstance(stat[k], (int, float)) for k in stat), (
+        "non-finite (null) statistic", where, stat)
     assert stat["min"] <= stat["max"] <= stat["sum"] or stat["sum"] == 0, where
 
 
