@@ -183,7 +183,7 @@ void Serve(AgentState& s) {
   std::vector<std::byte> buffer;
   long nap_ns = 0;
   int idle_polls = 0;
-  constexpr int kPollsBeforeNaps = 2000;
+  constexpr int kPollsBeforeNaps = 20;
   while (true) {
     ParkIfAsked(s);
     int flag = 0;
