@@ -47,11 +47,21 @@
 // arrival order. So operations of one origin to one target are applied in
 // issue order, which covers MPI's accumulate ordering (MPI-3 11.7.2).
 //
-// Idling. The agent polls with MPI_Improbe; after work it keeps polling
-// for a while, then naps with nanosleep, doubling the nap up to
+// Idling. The agent polls with MPI_Improbe; after work it polls a few
+// more times, then naps with nanosleep, doubling the nap up to
 // RMASHIM_AGENT_NAP_US (default kDefaultNapMicros), so an idle agent wakes
 // a few thousand times a second for one probe each; a request arriving
-// then waits at most one nap. bench/agent_cost measures both.
+// then waits at most one nap. bench/agent.cc measures both
+// (bench/results/agent_oddeven.md).
+//
+// What the measurements say about this design: a remote origin's update
+// reaches a target that computes without calling MPI in well under a
+// millisecond (natively it waits for the target's next MPI call), but one
+// to a target that sits in a blocking MPI call takes tens of microseconds
+// instead of about one: MPICH (global critical section) holds its mutex
+// while that call polls, and the agent's probe waits for the handoff. And
+// an idle agent costs several percent of a core. The next step is a
+// transport that needs no MPICH lock on the target side.
 //
 // When. Off unless asked for: RMASHIM_AGENT=1 starts it on a job that
 // spans nodes; RMASHIM_AGENT=auto where the launcher's environment says
@@ -59,7 +69,8 @@
 // thread probing, MPICH 4.0.2's own PSCW on windows spanning nodes hangs
 // now and then in MPI_Win_start, a post never seen (tests/diff pscw_ring,
 // 3 ranks on the three-clique split: 3 of 30 runs; 0 of 30 without the
-// agent, 0 of 30 natively at MPI_THREAD_MULTIPLE without a second thread).
+// agent, 0 of 30 natively at MPI_THREAD_MULTIPLE without a second thread,
+// 0 of 30 with the agent probing once a second: RMASHIM_AGENT_NAP_US=1000000).
 // A window uses the agent only when every one of its ranks runs one
 // (agreed at creation); otherwise accumulates on windows spanning nodes go
 // to MPI as before.
