@@ -78,13 +78,21 @@ void Emit(const Options& o, const char* what, const char* target,
   std::fflush(stdout);
 }
 
-enum class Op { kFetchAndOp, kAccumulate, kCompareSwap, kLockAccUnlock };
+enum class Op {
+  kFetchAndOp,
+  kAccumulate,
+  kCompareSwap,
+  kLockAccUnlock,
+  kLockAllAccUnlockAll,  // MPI_MODE_NOCHECK: no MPI lock protocol
+};
 const char* Name(Op op) {
   switch (op) {
     case Op::kFetchAndOp: return "fetch_and_op+flush";
     case Op::kAccumulate: return "accumulate+flush";
     case Op::kCompareSwap: return "compare_and_swap+flush";
     case Op::kLockAccUnlock: return "lock+accumulate+unlock";
+    case Op::kLockAllAccUnlockAll:
+      return "lock_all(nocheck)+accumulate+unlock_all";
   }
   return "?";
 }
@@ -111,6 +119,12 @@ void RunOp(Op op, int target, MPI_Win win) {
                      MPI_SUM, win);
       MPI_Win_unlock(target, win);
       break;
+    case Op::kLockAllAccUnlockAll:
+      MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+      MPI_Accumulate(&one, 1, MPI_INT64_T, target, 32, 1, MPI_INT64_T,
+                     MPI_SUM, win);
+      MPI_Win_unlock_all(win);
+      break;
   }
 }
 
@@ -127,7 +141,8 @@ void Measure(const Options& o, Op op, int target, const char* target_name,
   const int iters = computing ? 20 : o.iters;
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) {
-    const bool epoch = op != Op::kLockAccUnlock;
+    const bool epoch =
+        op != Op::kLockAccUnlock && op != Op::kLockAllAccUnlockAll;
     if (epoch) MPI_Win_lock_all(0, win);
     if (!computing) {
       for (int i = 0; i < 10; ++i) RunOp(op, target, win);  // warm up
@@ -173,12 +188,13 @@ int main(int argc, char** argv) {
   MPI_Barrier(MPI_COMM_WORLD);
 
   for (Op op : {Op::kFetchAndOp, Op::kAccumulate, Op::kCompareSwap,
-                Op::kLockAccUnlock}) {
+                Op::kLockAccUnlock, Op::kLockAllAccUnlockAll}) {
     if (local > 0) Measure(o, op, local, "node-local", false, win);
     if (remote > 0) Measure(o, op, remote, "remote", false, win);
   }
   if (remote > 0) {
     Measure(o, Op::kLockAccUnlock, remote, "remote", true, win);
+    Measure(o, Op::kLockAllAccUnlockAll, remote, "remote", true, win);
     Measure(o, Op::kFetchAndOp, remote, "remote", true, win);
   }
 

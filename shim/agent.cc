@@ -1,7 +1,12 @@
 // The agent thread and its origin-side messages (agent.h has the design).
 #include "shim/agent.h"
 
-#include <time.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -10,9 +15,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <random>
 #include <thread>
 
 #include "shim/accumulate.h"
+#include "shim/agent_link.h"
 #include "shim/runtime.h"
 #include "shim/shared_user_memory.h"
 #include "shim/window.h"
@@ -20,14 +27,10 @@
 namespace rmashim {
 namespace {
 
-constexpr int kAgentRequest = 1;
-constexpr int kAgentReply = 2;
-
 enum class RequestKind : uint32_t {
   kUpdate,       // accumulate family: runs, then origin elements
   kCompareSwap,  // one element: origin, then compare
   kFlush,        // answered once everything before it is applied
-  kStop,         // the agent's own process, at MPI_Finalize
 };
 
 // The fixed part of every request; runs (ElementRun) and data follow.
@@ -58,14 +61,21 @@ long EnvLong(const char* name) {
   return v != nullptr && *v != '\0' ? std::atol(v) : 0;
 }
 
-// The agent's state. One per process; its thread is the only reader of
-// `comm` for requests, and origins' replies come on kAgentReply.
+// The agent's state. One per process.
 struct AgentState {
-  MPI_Comm comm = MPI_COMM_NULL;
   std::thread thread;
   std::atomic<bool> running{false};
   std::atomic<long long> applied{0};
-  long nap_limit_ns = kDefaultNapMicros * 1000L;
+
+  // Target side: where it listens, and an eventfd that wakes its thread
+  // (to park or to stop).
+  AgentListener listener;
+  int wake_fd = -1;
+  bool stopping = false;  // under park_mutex
+  // Every process's endpoint (by world rank) and the job's token.
+  std::vector<AgentEndpoint> endpoints;
+  uint64_t token = 0;
+  int world_rank = 0;
 
   // Registered windows, by id; null: a free id.
   std::mutex windows_mutex;
@@ -79,8 +89,10 @@ struct AgentState {
   bool parked = false;
 
   // Origin side: one exchange with an agent at a time, so replies match
-  // their requests when several application threads call MPI.
+  // their requests when several application threads call MPI; the
+  // connection to each process's agent, opened at first use (-1: none).
   std::mutex origin_mutex;
+  std::vector<int> links;
 };
 
 AgentState& State() {
@@ -88,28 +100,23 @@ AgentState& State() {
   return *state;
 }
 
-void Nap(long ns) {
-  timespec t{0, ns};
-  nanosleep(&t, nullptr);
-}
-
-void Reply(AgentState& s, const void* data, int bytes, int origin) {
-  PMPI_Send(data, bytes, MPI_BYTE, origin, kAgentReply, s.comm);
+void Wake(const AgentState& s) {
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = write(s.wake_fd, &one, sizeof one);
 }
 
 [[noreturn]] void Malformed(const char* what, const RequestHeader& h) {
   std::fprintf(stderr,
                "rmashim: agent: malformed request (%s: kind %u, window %d)\n",
                what, static_cast<unsigned>(h.kind), h.window);
-  PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_INTERN);
-  std::abort();
+  std::abort();  // the agent's thread makes no MPI call, MPI_Abort included
 }
 
 // Applies one update or compare-and-swap to this process's memory of the
 // window it names, as a node-local origin would (never exclusive: other
 // origins may be updating the same elements through the stripes).
 void Apply(AgentState& s, const RequestHeader& h, const std::byte* body,
-           size_t body_bytes, int origin) {
+           size_t body_bytes, int link) {
   std::vector<std::byte> result;
   {
     std::lock_guard<std::mutex> guard(s.windows_mutex);
@@ -165,76 +172,121 @@ void Apply(AgentState& s, const RequestHeader& h, const std::byte* body,
   std::atomic_thread_fence(std::memory_order_seq_cst);
   s.applied.fetch_add(1, std::memory_order_relaxed);
   if (h.kind == RequestKind::kCompareSwap || h.fetching) {
-    Reply(s, result.data(), static_cast<int>(result.size()), origin);
+    WriteFrame(link, result.data(), result.size());
   }
 }
 
-// Parks while AgentParked asks it to.
-void ParkIfAsked(AgentState& s) {
+// Parks while AgentParked asks it to; false once StopAgent asked it to
+// stop.
+bool ParkIfAsked(AgentState& s) {
   std::unique_lock<std::mutex> lock(s.park_mutex);
-  if (s.park_requests == 0) return;
+  if (s.stopping) return false;
+  if (s.park_requests == 0) return true;
   s.parked = true;
   s.park_cv.notify_all();
   s.park_cv.wait(lock, [&] { return s.park_requests == 0; });
   s.parked = false;
+  return !s.stopping;
 }
 
+// A new connection: the hello must carry this job's token.
+void Accept(AgentState& s, int epoll) {
+  const int fd = accept4(s.listener.fd, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0) return;
+  AgentHello hello;
+  const char yes = 1;
+  if (!ReadAll(fd, &hello, sizeof hello) || hello.token != s.token ||
+      !WriteAll(fd, &yes, 1)) {
+    close(fd);
+    return;
+  }
+  const int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  epoll_event e{};
+  e.events = EPOLLIN;
+  e.data.fd = fd;
+  epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &e);
+}
+
+// One request from the origin on `link`; false when the link closed.
+bool ServeRequest(AgentState& s, int link, std::vector<std::byte>& frame) {
+  if (!ReadFrame(link, &frame)) return false;
+  RequestHeader h;
+  if (frame.size() < sizeof h) Malformed("short", h);
+  std::memcpy(&h, frame.data(), sizeof h);
+  switch (h.kind) {
+    case RequestKind::kFlush:
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      return WriteFrame(link, nullptr, 0);
+    case RequestKind::kUpdate:
+    case RequestKind::kCompareSwap:
+      Apply(s, h, frame.data() + sizeof h, frame.size() - sizeof h, link);
+      return true;
+    default:
+      Malformed("kind", h);
+  }
+}
+
+// The agent's loop: blocked in epoll_wait until a request, a new
+// connection or a wake-up comes, so an idle agent costs nothing.
 void Serve(AgentState& s) {
-  std::vector<std::byte> buffer;
-  long nap_ns = 0;
-  int idle_polls = 0;
-  constexpr int kPollsBeforeNaps = 20;
-  while (true) {
-    ParkIfAsked(s);
-    int flag = 0;
-    MPI_Message message;
-    MPI_Status status;
-    PMPI_Improbe(MPI_ANY_SOURCE, kAgentRequest, s.comm, &flag, &message,
-                 &status);
-    if (!flag) {
-      if (++idle_polls > kPollsBeforeNaps) {
-        nap_ns = std::clamp(nap_ns * 2, 1000L, s.nap_limit_ns);
-        Nap(nap_ns);
+  const int epoll = epoll_create1(EPOLL_CLOEXEC);
+  for (int fd : {s.listener.fd, s.wake_fd}) {
+    epoll_event e{};
+    e.events = EPOLLIN;
+    e.data.fd = fd;
+    epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &e);
+  }
+  std::vector<std::byte> frame;
+  epoll_event ready[64];
+  while (ParkIfAsked(s)) {
+    const int n = epoll_wait(epoll, ready, 64, -1);
+    for (int i = 0; i < n; ++i) {
+      const int fd = ready[i].data.fd;
+      if (fd == s.wake_fd) {
+        uint64_t count;
+        [[maybe_unused]] ssize_t r = read(s.wake_fd, &count, sizeof count);
+      } else if (fd == s.listener.fd) {
+        Accept(s, epoll);
+      } else if (!ServeRequest(s, fd, frame)) {
+        epoll_ctl(epoll, EPOLL_CTL_DEL, fd, nullptr);
+        close(fd);
       }
-      continue;
-    }
-    idle_polls = 0;
-    nap_ns = 0;
-    int bytes = 0;
-    PMPI_Get_count(&status, MPI_BYTE, &bytes);
-    buffer.resize(std::max<size_t>(bytes, sizeof(RequestHeader)));
-    PMPI_Mrecv(buffer.data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE);
-    RequestHeader h;
-    if (bytes < static_cast<int>(sizeof h)) Malformed("short", h);
-    std::memcpy(&h, buffer.data(), sizeof h);
-    const int origin = status.MPI_SOURCE;
-    switch (h.kind) {
-      case RequestKind::kStop:
-        return;
-      case RequestKind::kFlush:
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        Reply(s, nullptr, 0, origin);
-        break;
-      case RequestKind::kUpdate:
-      case RequestKind::kCompareSwap:
-        Apply(s, h, buffer.data() + sizeof h, bytes - sizeof h, origin);
-        break;
-      default:
-        Malformed("kind", h);
     }
   }
+  close(epoll);
+}
+
+// The link to `world_rank`'s agent, opened at first use; -1 when it
+// cannot be reached. The caller holds s.origin_mutex.
+int LinkTo(AgentState& s, int world_rank) {
+  int& fd = s.links[world_rank];
+  if (fd < 0) {
+    fd = ConnectAgent(s.endpoints[world_rank], {s.token, s.world_rank});
+    if (fd < 0) {
+      std::fprintf(stderr, "rmashim: agent: cannot reach world rank %d's agent\n",
+                   world_rank);
+    }
+  }
+  return fd;
 }
 
 // One request to the agent of `world_rank`, and its reply into `reply`
 // (`reply_bytes`) when `reply_bytes` >= 0. The caller holds
-// s.origin_mutex.
+// s.origin_mutex. A lost link is an error of the call (MPI_ERR_OTHER),
+// never a silent loss.
 int Exchange(AgentState& s, int world_rank, const std::vector<std::byte>& msg,
              void* reply, int reply_bytes) {
-  int rc = PMPI_Send(msg.data(), static_cast<int>(msg.size()), MPI_BYTE,
-                     world_rank, kAgentRequest, s.comm);
-  if (rc != MPI_SUCCESS || reply_bytes < 0) return rc;
-  return PMPI_Recv(reply, reply_bytes, MPI_BYTE, world_rank, kAgentReply,
-                   s.comm, MPI_STATUS_IGNORE);
+  const int fd = LinkTo(s, world_rank);
+  if (fd < 0 || !WriteFrame(fd, msg.data(), msg.size())) return MPI_ERR_OTHER;
+  if (reply_bytes < 0) return MPI_SUCCESS;
+  std::vector<std::byte> frame;
+  if (!ReadFrame(fd, &frame) ||
+      frame.size() != static_cast<size_t>(reply_bytes)) {
+    return MPI_ERR_OTHER;
+  }
+  if (reply_bytes > 0) std::memcpy(reply, frame.data(), frame.size());
+  return MPI_SUCCESS;
 }
 
 std::vector<std::byte> Message(const RequestHeader& h, size_t body_bytes) {
@@ -268,10 +320,29 @@ bool AgentWanted() {
 void StartAgent() {
   AgentState& s = State();
   if (s.running) return;
-  PMPI_Comm_dup(MPI_COMM_WORLD, &s.comm);
-  if (const long nap_us = EnvLong("RMASHIM_AGENT_NAP_US"); nap_us > 0) {
-    s.nap_limit_ns = std::min(nap_us, 1000000L) * 1000L;
+  int size = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &s.world_rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  s.wake_fd = eventfd(0, EFD_CLOEXEC);
+  int ok = s.wake_fd >= 0 && s.listener.Open();
+  PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!ok) {  // everywhere: windows then agree not to use agents
+    if (s.world_rank == 0) {
+      std::fprintf(stderr, "rmashim: agent: not started (no TCP listener)\n");
+    }
+    return;
   }
+  if (s.world_rank == 0) {
+    std::random_device random;
+    s.token = (uint64_t{random()} << 32) ^ random() ^
+              static_cast<uint64_t>(getpid());
+  }
+  PMPI_Bcast(&s.token, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  s.endpoints.resize(size);
+  PMPI_Allgather(&s.listener.endpoint, sizeof(AgentEndpoint), MPI_BYTE,
+                 s.endpoints.data(), sizeof(AgentEndpoint), MPI_BYTE,
+                 MPI_COMM_WORLD);
+  s.links.assign(size, -1);
   s.running = true;
   s.thread = std::thread([&s] { Serve(s); });
   NoteShimThreadStarted();
@@ -281,14 +352,19 @@ void StopAgent() {
   AgentState& s = State();
   if (!s.running) return;
   // After this barrier no process sends another request.
-  PMPI_Barrier(s.comm);
-  int me = 0;
-  PMPI_Comm_rank(s.comm, &me);
-  const RequestHeader stop{.kind = RequestKind::kStop};
-  PMPI_Send(&stop, sizeof stop, MPI_BYTE, me, kAgentRequest, s.comm);
+  PMPI_Barrier(MPI_COMM_WORLD);
+  {
+    std::lock_guard<std::mutex> lock(s.park_mutex);
+    s.stopping = true;
+  }
+  Wake(s);
   s.thread.join();
   s.running = false;
-  PMPI_Comm_free(&s.comm);
+  for (int& fd : s.links) {
+    if (fd >= 0) close(fd);
+    fd = -1;
+  }
+  close(s.wake_fd);
 }
 
 bool AgentRunning() { return State().running; }
@@ -321,6 +397,7 @@ AgentParked::AgentParked() {
   std::unique_lock<std::mutex> lock(s.park_mutex);
   ++s.park_requests;
   parked_ = true;
+  Wake(s);  // out of epoll_wait, to the top of its loop
   s.park_cv.wait(lock, [&] { return s.parked; });
 }
 

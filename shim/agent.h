@@ -15,65 +15,58 @@
 // must run to apply them: over UCX's TCP transport (and any without
 // hardware atomics) MPI's own RMA needs the target to enter UCX as well.
 //
-// Why a thread per process, talking MPI point-to-point. The choices
-// (docs/how-it-works.md "Windows spanning nodes" has the argument in full):
+// Why a thread per process with links of its own. The choices:
 //  - Ghost processes (Casper): extra ranks hidden from MPI_COMM_WORLD, so
 //    every communicator call must be translated; a launcher change too.
 //  - Request rings in the node segment written with MPI_Put and a polling
 //    agent that makes no MPI call: over TCP an MPI_Put itself waits for
 //    the target to enter UCX, so the ring would never fill.
-//  - A thread in each process over a private duplicate of MPI_COMM_WORLD:
-//    no change to the application's communicators, and its polling drives
-//    MPI's progress engine too, so MPI's own locks and the operations the
-//    shim passes to MPI progress while the application computes. Costs:
-//    MPI runs at MPI_THREAD_MULTIPLE underneath (the application still
-//    sees the level it asked for; calls the shim serves in shared memory
-//    make no MPI call, so the cost lands only on what goes to MPI), and a
-//    thread that naps when idle (below).
+//  - A thread per process that receives requests with MPI point-to-point
+//    over a duplicate of MPI_COMM_WORLD. Tried first, and measured
+//    (bench/agent.cc): it needs MPI_THREAD_MULTIPLE underneath; while the
+//    target's main thread sits in a blocking MPI call, MPICH holds its
+//    mutex as that call polls, and the agent's probe waits for the handoff
+//    (25-40 us per remote operation where MPI takes about 1); an idle agent
+//    that naps between probes took 5-9% of a core; and with its probes
+//    running beside the main thread, MPICH 4.0.2's own PSCW on windows
+//    spanning nodes hung in MPI_Win_start in 3 of 30 runs of tests/diff's
+//    pscw_ring (0 of 30 when the agent probed once a second).
+//  - A thread per process with TCP links of its own (agent_link.h): what is
+//    built. It makes no MPI call at all, so MPI keeps the application's
+//    thread level and the agent never contends with MPI; it sleeps in
+//    epoll_wait until a request comes, so an idle agent costs nothing; the
+//    endpoints are exchanged over MPI once, at MPI_Init. The price: the
+//    remote hop is the kernel's TCP, not MPI's transport (about 11-14 us
+//    per round trip between two processes of this 2-core VM, where MPICH's
+//    UCX, between "nodes" of the simulated splits, uses shared memory and
+//    takes about 1; across hosts both are TCP here). And MPI's own progress
+//    is not driven: MPI's locks and the operations the shim passes to MPI
+//    still need the target to call MPI.
 // One thread per process rather than per node: each applies updates to
 // its own process's memory only (MPI_Win_create memory included, which its
 // node peers may not have mapped), and a node's remote traffic is spread
 // over its processes.
 //
-// Protocol. An origin sends one message per operation to the target's
-// agent (tag kAgentRequest on the agent's communicator): a header, the
-// target's element runs (flatten.h, byte offsets from the displacement)
-// and the packed origin elements. Fetching operations wait for the reply
-// (the old values, packed). Others are complete at the origin when the
-// send returns; MPI_Win_flush (and unlock, flush_all, unlock_all) sends a
-// flush request that the agent answers after applying everything that
-// origin sent before it: MPI does not let messages from one sender on one
-// communicator and tag overtake each other, and the agent handles them in
-// arrival order. So operations of one origin to one target are applied in
-// issue order, which covers MPI's accumulate ordering (MPI-3 11.7.2).
-//
-// Idling. The agent polls with MPI_Improbe; after work it polls a few
-// more times, then naps with nanosleep, doubling the nap up to
-// RMASHIM_AGENT_NAP_US (default kDefaultNapMicros), so an idle agent wakes
-// a few thousand times a second for one probe each; a request arriving
-// then waits at most one nap. bench/agent.cc measures both
-// (bench/results/agent_oddeven.md).
-//
-// What the measurements say about this design: a remote origin's update
-// reaches a target that computes without calling MPI in well under a
-// millisecond (natively it waits for the target's next MPI call), but one
-// to a target that sits in a blocking MPI call takes tens of microseconds
-// instead of about one: MPICH (global critical section) holds its mutex
-// while that call polls, and the agent's probe waits for the handoff. And
-// an idle agent costs several percent of a core. The next step is a
-// transport that needs no MPICH lock on the target side.
+// Protocol. An origin sends one frame per operation to the target's agent
+// over its link to that process (one TCP stream per origin-target pair): a
+// header, the target's element runs (flatten.h, byte offsets from the
+// displacement) and the packed origin elements. Fetching operations wait
+// for the reply (the old values, packed). Others are complete at the
+// origin when the send returns; MPI_Win_flush (and unlock, flush_all,
+// unlock_all) sends a flush request that the agent answers after applying
+// everything that origin sent before it on the same stream. So operations
+// of one origin to one target are applied in issue order, which covers
+// MPI's accumulate ordering (MPI-3 11.7.2). A link that cannot be opened
+// or breaks fails the call with MPI_ERR_OTHER on the window's handler.
 //
 // When. Off unless asked for: RMASHIM_AGENT=1 starts it on a job that
 // spans nodes; RMASHIM_AGENT=auto where the launcher's environment says
-// the job spans nodes (AgentWanted). Not yet the default: with the agent's
-// thread probing, MPICH 4.0.2's own PSCW on windows spanning nodes hangs
-// now and then in MPI_Win_start, a post never seen (tests/diff pscw_ring,
-// 3 ranks on the three-clique split: 3 of 30 runs; 0 of 30 without the
-// agent, 0 of 30 natively at MPI_THREAD_MULTIPLE without a second thread,
-// 0 of 30 with the agent probing once a second: RMASHIM_AGENT_NAP_US=1000000).
-// A window uses the agent only when every one of its ranks runs one
-// (agreed at creation); otherwise accumulates on windows spanning nodes go
-// to MPI as before.
+// the job spans nodes (AgentWanted). Not the default yet: its remote hop
+// is slower than MPI's where MPI has a faster transport than TCP, and
+// remote locks are still MPI's (the target must call MPI for them). A
+// window uses the agent only when every one of its ranks runs one (agreed
+// at creation); otherwise accumulates on windows spanning nodes go to MPI
+// as before.
 #ifndef RMASHIM_SHIM_AGENT_H_
 #define RMASHIM_SHIM_AGENT_H_
 
@@ -90,17 +83,15 @@ namespace rmashim {
 
 class ManagedWindow;
 
-inline constexpr int kDefaultNapMicros = 200;
-
-// Before MPI_Init: whether to ask MPI for MPI_THREAD_MULTIPLE and start
-// the agent once MPI runs: RMASHIM_AGENT=1; with RMASHIM_AGENT=auto, the
-// launcher's environment (Hydra's MPI_LOCALNRANKS below PMI_SIZE, Slurm's
+// Whether to start the agent: RMASHIM_AGENT=1; with RMASHIM_AGENT=auto,
+// the launcher's environment (Hydra's MPI_LOCALNRANKS below PMI_SIZE, Slurm's
 // SLURM_NNODES above 1, or MPICH's simulated node splits). False when
 // RMASHIM_DISABLE is set.
 bool AgentWanted();
 
-// Starts the agent thread (Runtime::Start, MPI at MPI_THREAD_MULTIPLE, the
-// job spanning nodes); collective over MPI_COMM_WORLD (it duplicates it).
+// Starts the agent thread (Runtime::Start, on a job spanning nodes);
+// collective over MPI_COMM_WORLD (the endpoints are exchanged over it). On
+// no rank when any rank cannot listen.
 void StartAgent();
 // Collective over MPI_COMM_WORLD, at MPI_Finalize: every process stops
 // sending requests, then each agent is stopped and joined.
@@ -114,8 +105,8 @@ long long AgentApplied();
 int RegisterAgentWindow(ManagedWindow* w);
 void UnregisterAgentWindow(int id);
 
-// Holds the agent parked at the top of its loop (not inside MPI, touching
-// no memory of the application) for a scope: shared_user_memory.h copies
+// Holds the agent parked at the top of its loop (touching no memory of the
+// application) for a scope: shared_user_memory.h copies
 // and maps over pages the agent could otherwise be updating.
 class AgentParked {
  public:

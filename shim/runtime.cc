@@ -77,10 +77,9 @@ void StartNodeTable() {
   nodes = std::move(all);
 }
 
-void Runtime::Start(int thread_level, int mpi_thread_level) {
+void Runtime::Start(int thread_level) {
   SetSpinProgress(&PokeMpi);
   enabled_ = !EnvIsTrue("RMASHIM_DISABLE");
-  thread_level_ = thread_level;
   thread_multiple_ = thread_level == MPI_THREAD_MULTIPLE;
   StartNodeTable();
   const std::vector<int>& nodes = WorldNodes();
@@ -104,12 +103,12 @@ void Runtime::Start(int thread_level, int mpi_thread_level) {
       std::count(nodes.begin(), nodes.end(), nodes[0]) !=
       static_cast<std::ptrdiff_t>(nodes.size());
   if (enabled_ && spans_nodes) OpenEndpointFlush();
-  // The agent (agent.h) where every rank can run one: StartAgent is
+  // The agent (agent.h) where every rank wants one: StartAgent is
   // collective, and the environment it was wanted by may differ by host.
   if (enabled_ && spans_nodes) {
-    int can = mpi_thread_level == MPI_THREAD_MULTIPLE && AgentWanted();
-    PMPI_Allreduce(MPI_IN_PLACE, &can, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (can) StartAgent();
+    int wanted = AgentWanted();
+    PMPI_Allreduce(MPI_IN_PLACE, &wanted, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (wanted) StartAgent();
   }
 }
 

@@ -23,26 +23,20 @@ struct Locality {
 
 class Runtime {
  public:
-  // Called right after PMPI_Init(_thread) with the thread level the
-  // application was given (`thread_level`) and the one MPI runs at
-  // (`mpi_thread_level`: MPI_THREAD_MULTIPLE when the shim asked for it,
-  // agent.h). Reads RMASHIM_DISABLE.
-  void Start(int thread_level, int mpi_thread_level);
+  // Called right after PMPI_Init(_thread) with the thread level MPI
+  // provides. Reads RMASHIM_DISABLE.
+  void Start(int thread_level);
   void Stop();  // right before PMPI_Finalize
 
   bool enabled() const { return enabled_; }
   // MPI_THREAD_MULTIPLE: window bookkeeping is then serialized per window.
   bool thread_multiple() const { return thread_multiple_; }
-  // The thread level the application asked for and was given (MPI itself
-  // may run at MPI_THREAD_MULTIPLE for the agent): MPI_Query_thread's.
-  int thread_level() const { return thread_level_; }
   const Locality& locality() const { return locality_; }
   WindowTable& windows() { return windows_; }
 
  private:
   bool enabled_ = false;
   bool thread_multiple_ = false;
-  int thread_level_ = MPI_THREAD_SINGLE;
   Locality locality_;
   WindowTable windows_;
 };

@@ -226,10 +226,11 @@ TEST_P(AgentTest, CountersAddUpInEveryPassiveEpoch) {
   }
 }
 
-// A remote origin takes MPI's exclusive lock on rank 0, adds to two of its
-// counters (fetch_and_op, accumulate) and unlocks, while rank 0 computes,
-// watching its own memory with plain loads, without calling MPI: the agent
-// applies the updates and drives MPI's progress for the lock.
+// A remote origin opens a lock_all epoch (MPI_MODE_NOCHECK: MPI's lock
+// protocol, which needs the target to call MPI, is not involved), adds to
+// two of rank 0's counters (fetch_and_op, accumulate) and ends the epoch,
+// while rank 0 computes, watching its own memory with plain loads, without
+// calling MPI: the agent applies the updates and answers the flush.
 TEST_P(AgentTest, RemoteOriginProgressesWhileTargetComputes) {
   ASSERT_TRUE(spans_nodes_) << "registered for the split layouts only";
   const int rank = Rank(), size = Size();
@@ -256,7 +257,7 @@ TEST_P(AgentTest, RemoteOriginProgressesWhileTargetComputes) {
   } else if (rank == origin) {
     const int64_t one = 1;
     int64_t old = -1;
-    ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win_), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_), MPI_SUCCESS);
     ASSERT_EQ(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 0,
                                offsetof(Counters, tickets), MPI_SUM, win_),
               MPI_SUCCESS);
@@ -264,7 +265,7 @@ TEST_P(AgentTest, RemoteOriginProgressesWhileTargetComputes) {
                              offsetof(Counters, added), 1, MPI_INT64_T,
                              MPI_SUM, win_),
               MPI_SUCCESS);
-    ASSERT_EQ(MPI_Win_unlock(0, win_), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Win_unlock_all(win_), MPI_SUCCESS);
     EXPECT_EQ(old, 0);
   }
   MPI_Barrier(MPI_COMM_WORLD);
