@@ -10,6 +10,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -126,10 +127,31 @@ bool ReadAll(int fd, void* data, size_t bytes) {
   return true;
 }
 
+// One sendmsg for the length and the bytes, so a small frame leaves in one
+// segment (TCP_NODELAY would send the length alone first); the rest, if
+// the kernel took only part, by WriteAll.
 bool WriteFrame(int fd, const void* data, size_t bytes) {
+  if (bytes >= kMaxFrame) return false;
   const auto length = static_cast<uint32_t>(bytes);
-  return bytes < kMaxFrame && WriteAll(fd, &length, sizeof length) &&
-         WriteAll(fd, data, bytes);
+  iovec parts[2] = {{const_cast<uint32_t*>(&length), sizeof length},
+                    {const_cast<void*>(data), bytes}};
+  msghdr m{};
+  m.msg_iov = parts;
+  m.msg_iovlen = bytes > 0 ? 2 : 1;
+  ssize_t sent;
+  do {
+    sent = sendmsg(fd, &m, MSG_NOSIGNAL);
+  } while (sent < 0 && errno == EINTR);
+  if (sent < 0) return false;
+  const size_t total = sizeof length + bytes;
+  if (static_cast<size_t>(sent) == total) return true;
+  if (static_cast<size_t>(sent) < sizeof length) {
+    return WriteAll(fd, reinterpret_cast<const char*>(&length) + sent,
+                    sizeof length - sent) &&
+           WriteAll(fd, data, bytes);
+  }
+  return WriteAll(fd, static_cast<const char*>(data) + (sent - sizeof length),
+                  total - sent);
 }
 
 bool ReadFrame(int fd, std::vector<std::byte>* frame) {

@@ -16,7 +16,8 @@
 # by the shim; on 1+1 none counted node-local.
 #
 #   twohost_test.sh --shim librmashim.so --diff-bin DIR --fuzz rma_fuzz
-#       --fuzz-diff fuzz_diff.sh --checker check_engaged.py [--quick]
+#       --fuzz-diff fuzz_diff.sh --checker check_engaged.py
+#       [--agent-test shim_agent_test_bin] [--quick]
 # DIR holds tests/diff's *_bin programs. --quick: only put_get and one fuzz
 # batch (for trying the setup).
 #
@@ -31,7 +32,7 @@ if ! why=$(bash "$here/hosts.sh" check); then
   [[ "${RMASHIM_TWOHOST_REQUIRED:-0}" == 1 ]] && { echo "RMASHIM_TWOHOST_REQUIRED=1: failing"; exit 1; }
   exit 0
 fi
-shim="" diff_bin="" fuzz="" fuzz_diff="" checker="" quick=0
+shim="" diff_bin="" fuzz="" fuzz_diff="" checker="" agent_test="" quick=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --shim) shim=$(readlink -f "$2"); shift 2 ;;
@@ -39,6 +40,7 @@ while [[ $# -gt 0 ]]; do
     --fuzz) fuzz=$(readlink -f "$2"); shift 2 ;;
     --fuzz-diff) fuzz_diff=$(readlink -f "$2"); shift 2 ;;
     --checker) checker=$(readlink -f "$2"); shift 2 ;;
+    --agent-test) agent_test=$(readlink -f "$2"); shift 2 ;;
     --quick) quick=1; shift ;;
     *) sed -n '2,26p' "$0" >&2; exit 64 ;;
   esac
@@ -204,6 +206,25 @@ for entry in "${FUZZ[@]}"; do
     cat "$work/fuzz.$n"
   fi
 done
+
+# The agent (shim/agent.h) across the hosts: its links are TCP over the
+# data veth, each host its own network namespace. tests/shim_agent_test.cc's
+# counters (every origin, every passive epoch, exact totals, nothing to
+# MPI, every remote call applied by an agent) and a remote origin against
+# a target that computes without calling MPI.
+if [[ -n "$agent_test" ]]; then
+  for n in 2 4; do
+    t0=$SECONDS
+    if (export RMASHIM_AGENT=1; run_once "$work/agent.$n" "$shim" "$agent_test") &&
+       grep -q '\[  PASSED  \] 4 tests' "$work/agent.$n"; then
+      echo "agent, $n ranks: counters and progress pass ($((SECONDS - t0)) s)"
+      passed=$((passed + 1))
+    else
+      fail "agent, $n ranks"
+      tail -20 "$work/agent.$n" "$work/agent.$n.err"
+    fi
+  done
+fi
 
 echo "two-host tier: $((SECONDS - start)) s"
 echo "$passed passed, $failures failed"
