@@ -156,7 +156,8 @@ TEST_P(AgentTest, CountersAddUpInEveryPassiveEpoch) {
   // The tests run with RMASHIM_AGENT=1 or auto: the agent runs exactly
   // when the job spans nodes.
   EXPECT_EQ(before.running != 0, spans_nodes_) << "agent running";
-  constexpr int kRounds = 12;
+  // Fewer rounds at size: every round visits every target (CI's time).
+  const int rounds = size > 3 ? 4 : 12;
   for (Epoch epoch : {Epoch::kLockAll, Epoch::kShared, Epoch::kExclusive}) {
     SCOPED_TRACE(Name(GetParam()) + " epoch " +
                  std::to_string(static_cast<int>(epoch)));
@@ -165,7 +166,7 @@ TEST_P(AgentTest, CountersAddUpInEveryPassiveEpoch) {
     std::vector<int64_t> tickets_at_0;
     long long remote_calls = 0;
     if (epoch == Epoch::kLockAll) MPI_Win_lock_all(0, win_);
-    for (int round = 0; round < kRounds; ++round) {
+    for (int round = 0; round < rounds; ++round) {
       for (int k = 0; k < size; ++k) {
         const int target = (rank + k) % size;
         if (epoch != Epoch::kLockAll) {
@@ -191,7 +192,7 @@ TEST_P(AgentTest, CountersAddUpInEveryPassiveEpoch) {
     MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win_);
     const Counters c = *Mine();
     MPI_Win_unlock(rank, win_);
-    const int64_t total = int64_t{kRounds} * size;
+    const int64_t total = int64_t{rounds} * size;
     EXPECT_EQ(c.added, total);
     EXPECT_EQ(c.tickets, total);
     EXPECT_EQ(c.swapped, total);
