@@ -93,7 +93,14 @@ struct AgentState {
   // connection to each process's agent, opened at first use (-1: none).
   std::mutex origin_mutex;
   std::vector<int> links;
+  // Updates that wait for no reply, by world rank, queued as frames until
+  // the next exchange with that agent that waits (a fetching operation, a
+  // flush) or until kQueueBytes: MPI completes them only at the origin's
+  // next synchronization, and one send then carries the whole burst.
+  std::vector<std::vector<std::byte>> queued;
 };
+
+constexpr size_t kQueueBytes = 64 * 1024;
 
 AgentState& State() {
   static AgentState* state = new AgentState;  // outlives static destructors
@@ -277,8 +284,17 @@ int LinkTo(AgentState& s, int world_rank) {
 // never a silent loss.
 int Exchange(AgentState& s, int world_rank, const std::vector<std::byte>& msg,
              void* reply, int reply_bytes) {
+  std::vector<std::byte>& queue = s.queued[world_rank];
+  const auto length = static_cast<uint32_t>(msg.size());
+  const size_t at = queue.size();
+  queue.resize(at + sizeof length + msg.size());
+  std::memcpy(queue.data() + at, &length, sizeof length);
+  std::memcpy(queue.data() + at + sizeof length, msg.data(), msg.size());
+  if (reply_bytes < 0 && queue.size() < kQueueBytes) return MPI_SUCCESS;
   const int fd = LinkTo(s, world_rank);
-  if (fd < 0 || !WriteFrame(fd, msg.data(), msg.size())) return MPI_ERR_OTHER;
+  const bool sent = fd >= 0 && WriteAll(fd, queue.data(), queue.size());
+  queue.clear();
+  if (!sent) return MPI_ERR_OTHER;
   if (reply_bytes < 0) return MPI_SUCCESS;
   std::vector<std::byte> frame;
   if (!ReadFrame(fd, &frame) ||
@@ -343,6 +359,7 @@ void StartAgent() {
                  s.endpoints.data(), sizeof(AgentEndpoint), MPI_BYTE,
                  MPI_COMM_WORLD);
   s.links.assign(size, -1);
+  s.queued.assign(size, {});
   s.running = true;
   s.thread = std::thread([&s] { Serve(s); });
   NoteShimThreadStarted();

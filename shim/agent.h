@@ -52,9 +52,13 @@
 // header, the target's element runs (flatten.h, byte offsets from the
 // displacement) and the packed origin elements. Fetching operations wait
 // for the reply (the old values, packed). Others are complete at the
-// origin when the send returns; MPI_Win_flush (and unlock, flush_all,
-// unlock_all) sends a flush request that the agent answers after applying
-// everything that origin sent before it on the same stream. So operations
+// origin once copied into the link's queue, which goes out with the next
+// request to that agent that waits for an answer, or when 64 KiB have
+// gathered (MPI completes them at the target only at the origin's next
+// synchronization, and a burst then costs one send); MPI_Win_flush (and
+// unlock, flush_all, unlock_all) sends a flush request that the agent
+// answers after applying everything that origin sent before it on the same
+// stream. So operations
 // of one origin to one target are applied in issue order, which covers
 // MPI's accumulate ordering (MPI-3 11.7.2). A link that cannot be opened
 // or breaks fails the call with MPI_ERR_OTHER on the window's handler.
