@@ -49,13 +49,6 @@ struct RequestHeader {
 static_assert(sizeof(MPI_Datatype) == sizeof(int32_t) &&
               sizeof(MPI_Op) == sizeof(int32_t));
 
-bool EnvFlag(const char* name, bool* value) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return false;
-  *value = std::strcmp(v, "0") != 0;
-  return true;
-}
-
 long EnvLong(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' ? std::atol(v) : 0;
@@ -320,12 +313,9 @@ void NotePending(ManagedWindow& w, int target) {
 }  // namespace
 
 bool AgentWanted() {
-  bool flag = false;
-  if (EnvFlag("RMASHIM_DISABLE", &flag) && flag) return false;
   const char* agent = std::getenv("RMASHIM_AGENT");
-  if (agent == nullptr || std::strcmp(agent, "auto") != 0) {
-    return EnvFlag("RMASHIM_AGENT", &flag) && flag;  // off unless asked
-  }
+  if (agent == nullptr || *agent == '\0') return false;  // off unless asked
+  if (std::strcmp(agent, "auto") != 0) return std::strcmp(agent, "0") != 0;
   const long local = EnvLong("MPI_LOCALNRANKS"), size = EnvLong("PMI_SIZE");
   if (local > 0 && size > local) return true;
   if (EnvLong("SLURM_NNODES") > 1) return true;

@@ -89,8 +89,8 @@ class ManagedWindow;
 
 // Whether to start the agent: RMASHIM_AGENT=1; with RMASHIM_AGENT=auto,
 // the launcher's environment (Hydra's MPI_LOCALNRANKS below PMI_SIZE, Slurm's
-// SLURM_NNODES above 1, or MPICH's simulated node splits). False when
-// RMASHIM_DISABLE is set.
+// SLURM_NNODES above 1, or MPICH's simulated node splits). Asked only
+// where the shim is enabled (Runtime::Start).
 bool AgentWanted();
 
 // Starts the agent thread (Runtime::Start, on a job spanning nodes);

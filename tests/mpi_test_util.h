@@ -54,13 +54,20 @@ inline bool IsMapped(MPI_Win win, int rank) {
 // Whether this process runs the shim's agent (shim/agent.h: on a job that
 // spans nodes, remote origins' accumulates to this process's windows are
 // applied by it, and node-local ones served in passive epochs).
-inline bool AgentRunning() {
-  using Fn = int (*)(int*, long long*);
-  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_agent_stats"));
+// rmashim_agent_stats: whether it runs, and the remote operations it has
+// applied (zeros where the shim is not loaded).
+struct AgentStats {
   int running = 0;
   long long applied = 0;
-  return fn != nullptr && fn(&running, &applied) == MPI_SUCCESS && running;
+};
+inline AgentStats ReadAgentStats() {
+  using Fn = int (*)(int*, long long*);
+  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_agent_stats"));
+  AgentStats s;
+  if (fn != nullptr) fn(&s.running, &s.applied);
+  return s;
 }
+inline bool AgentRunning() { return ReadAgentStats().running != 0; }
 
 // Why the shim does not serve `win` ("" when it manages it): for suites
 // that run under the preloaded shim, which would otherwise test native

@@ -22,24 +22,13 @@
 
 namespace {
 
+using rmashim_test::AgentStats;
 using rmashim_test::AllOnOneNode;
 using rmashim_test::HangWatchdog;
 using rmashim_test::NodeLocalRanks;
 using rmashim_test::Rank;
+using rmashim_test::ReadAgentStats;
 using rmashim_test::Size;
-
-struct AgentStats {
-  int running = 0;
-  long long applied = 0;
-};
-
-AgentStats ReadAgentStats() {
-  using Fn = int (*)(int*, long long*);
-  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_agent_stats"));
-  AgentStats s;
-  if (fn != nullptr) fn(&s.running, &s.applied);
-  return s;
-}
 
 long long PassedToMpi(MPI_Win win) {
   using Fn = int (*)(MPI_Win, long long*);

@@ -95,7 +95,7 @@ compress() {  # sorted ints on stdin -> "1-3,7"
        END { if (s >= 0) out = out (out ? "," : "") (s == p ? s : s "-" p); print out }'
 }
 
-# Fallbacks the layout explains (README "Limitations"): on MPI_Win_create
+# Fallbacks the layout explains (README.md, "Limitations"): on MPI_Win_create
 # windows layouts with padding inside elements (pair types); on windows
 # spanning nodes the accumulate family and PSCW. Otherwise windows on one
 # node serve everything.

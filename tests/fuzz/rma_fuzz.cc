@@ -780,7 +780,7 @@ long Report(const std::vector<std::string>& mine, int me, int size,
 
 // Windows (profile records: one per communicator instance) per flavor, and
 // the operations, summed over ranks, that librmashim.so serves directly by
-// design (docs/how-it-works.md; README "Limitations"): on an allocate, shared or
+// design (docs/how-it-works.md; README.md, "Limitations"): on an allocate, shared or
 // create window whose ranks share one node, every node-local operation
 // (self included); on a window spanning nodes, node-local put/get
 // (request-based too, and the put/get halves of counters) outside PSCW
