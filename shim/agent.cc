@@ -1,4 +1,5 @@
-// The agent thread and its origin-side messages (agent.h has the design).
+// The agent thread: what it serves and how it sleeps (agent.h has the
+// design; agent_origin.cc sends it requests).
 #include "shim/agent.h"
 
 #include <netinet/in.h>
@@ -9,17 +10,14 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <random>
-#include <thread>
 
 #include "shim/accumulate.h"
-#include "shim/agent_link.h"
+#include "shim/agent_state.h"
 #include "shim/runtime.h"
 #include "shim/shared_user_memory.h"
 #include "shim/window.h"
@@ -27,78 +25,12 @@
 namespace rmashim {
 namespace {
 
-enum class RequestKind : uint32_t {
-  kUpdate,       // accumulate family: runs, then origin elements
-  kCompareSwap,  // one element: origin, then compare
-  kFlush,        // answered once everything before it is applied
-};
-
-// The fixed part of every request; runs (ElementRun) and data follow.
-struct RequestHeader {
-  RequestKind kind = RequestKind::kFlush;
-  int32_t window = -1;  // the target's agent id for the window
-  int64_t disp = 0;     // in the target's displacement units
-  MPI_Datatype element = MPI_DATATYPE_NULL;  // predefined: same everywhere
-  MPI_Op op = MPI_OP_NULL;  // predefined; MPI_NO_OP: no origin data
-  int64_t elements = 0;
-  int64_t element_size = 0;
-  int64_t runs = 0;
-  int32_t fetching = 0;  // 1: reply with the old values
-  int32_t pad = 0;
-};
-static_assert(sizeof(MPI_Datatype) == sizeof(int32_t) &&
-              sizeof(MPI_Op) == sizeof(int32_t));
-
 long EnvLong(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' ? std::atol(v) : 0;
 }
 
 // The agent's state. One per process.
-struct AgentState {
-  std::thread thread;
-  std::atomic<bool> running{false};
-  std::atomic<long long> applied{0};
-
-  // Target side: where it listens, and an eventfd that wakes its thread
-  // (to park or to stop).
-  AgentListener listener;
-  int wake_fd = -1;
-  bool stopping = false;  // under park_mutex
-  // Every process's endpoint (by world rank) and the job's token.
-  std::vector<AgentEndpoint> endpoints;
-  uint64_t token = 0;
-  int world_rank = 0;
-
-  // Registered windows, by id; null: a free id.
-  std::mutex windows_mutex;
-  std::vector<ManagedWindow*> windows;
-
-  // Parking (AgentParked): a request count, and whether the thread sits
-  // parked at the top of its loop.
-  std::mutex park_mutex;
-  std::condition_variable park_cv;
-  int park_requests = 0;
-  bool parked = false;
-
-  // Origin side: one exchange with an agent at a time, so replies match
-  // their requests when several application threads call MPI; the
-  // connection to each process's agent, opened at first use (-1: none).
-  std::mutex origin_mutex;
-  std::vector<int> links;
-  // Updates that wait for no reply, by world rank, queued as frames until
-  // the next exchange with that agent that waits (a fetching operation, a
-  // flush) or until kQueueBytes: MPI completes them only at the origin's
-  // next synchronization, and one send then carries the whole burst.
-  std::vector<std::vector<std::byte>> queued;
-};
-
-constexpr size_t kQueueBytes = 64 * 1024;
-
-AgentState& State() {
-  static AgentState* state = new AgentState;  // outlives static destructors
-  return *state;
-}
 
 void Wake(const AgentState& s) {
   const uint64_t one = 1;
@@ -208,6 +140,39 @@ void Accept(AgentState& s, int epoll) {
   epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &e);
 }
 
+// Answers a lock request held now.
+bool Grant(AgentState& s, int link) {
+  s.locks_granted.fetch_add(1, std::memory_order_relaxed);
+  return WriteFrame(link, nullptr, 0);
+}
+
+// ... and every waiting one granted since the last call.
+void GrantWaitingLocks(AgentState& s) {
+  for (const int link : s.locks.Progress()) Grant(s, link);
+}
+
+// A lock or release from the origin on `link`, checked against the window
+// it names: the target must be a rank of this process's node.
+AgentLockRequest LockRequest(AgentState& s, const RequestHeader& h, int link) {
+  std::lock_guard<std::mutex> guard(s.windows_mutex);
+  if (h.window < 0 || static_cast<size_t>(h.window) >= s.windows.size() ||
+      s.windows[h.window] == nullptr) {
+    Malformed("unknown window", h);
+  }
+  ManagedWindow* w = s.windows[h.window];
+  const auto target = static_cast<int>(h.disp);
+  if (h.lock != AgentLockKind::kShared && h.lock != AgentLockKind::kExclusive &&
+      h.lock != AgentLockKind::kAll) {
+    Malformed("lock kind", h);
+  }
+  if (!w->locks_via_agent() || target < 0 || target >= w->comm_size() ||
+      !w->target(target).node_local()) {
+    Malformed("lock target", h);
+  }
+  return {.link = link, .window_id = h.window, .window = w, .target = target,
+          .kind = h.lock};
+}
+
 // One request from the origin on `link`; false when the link closed.
 bool ServeRequest(AgentState& s, int link, std::vector<std::byte>& frame) {
   if (!ReadFrame(link, &frame)) return false;
@@ -222,9 +187,27 @@ bool ServeRequest(AgentState& s, int link, std::vector<std::byte>& frame) {
     case RequestKind::kCompareSwap:
       Apply(s, h, frame.data() + sizeof h, frame.size() - sizeof h, link);
       return true;
+    case RequestKind::kLock:
+      return !s.locks.Request(LockRequest(s, h, link)) || Grant(s, link);
+    case RequestKind::kUnlock:  // answered: the origin's window may go next
+      s.locks.Release(LockRequest(s, h, link));
+      return WriteFrame(link, nullptr, 0);
     default:
       Malformed("kind", h);
   }
+}
+
+// Waits for an event at most `ns` (epoll_pwait2, where the kernel has it;
+// else a millisecond).
+int WaitFor(int epoll, epoll_event* ready, int max, long ns) {
+  static bool fine_grained = true;
+  if (fine_grained) {
+    const timespec timeout{0, ns};
+    const int n = epoll_pwait2(epoll, ready, max, &timeout, nullptr);
+    if (n >= 0 || errno != ENOSYS) return n;
+    fine_grained = false;
+  }
+  return epoll_wait(epoll, ready, max, 1);
 }
 
 // The agent's loop: blocked in epoll_wait until a request, a new
@@ -239,8 +222,18 @@ void Serve(AgentState& s) {
   }
   std::vector<std::byte> frame;
   epoll_event ready[64];
+  // While lock requests wait, the loop polls them between events: first
+  // after kFirstPollNs, then at intervals that double up to kMaxPollNs (a
+  // remote locker behind a long critical section costs the agent little),
+  // back to the first after every event.
+  constexpr long kFirstPollNs = 2'000, kMaxPollNs = 256'000;
+  long poll_ns = kFirstPollNs;
   while (ParkIfAsked(s)) {
-    const int n = epoll_wait(epoll, ready, 64, -1);
+    const int n = s.locks.waiting() ? WaitFor(epoll, ready, 64, poll_ns)
+                                    : epoll_wait(epoll, ready, 64, -1);
+    if (s.locks.waiting()) {
+      poll_ns = n > 0 ? kFirstPollNs : std::min(2 * poll_ns, kMaxPollNs);
+    }
     for (int i = 0; i < n; ++i) {
       const int fd = ready[i].data.fd;
       if (fd == s.wake_fd) {
@@ -253,64 +246,17 @@ void Serve(AgentState& s) {
         close(fd);
       }
     }
+    if (s.locks.waiting()) GrantWaitingLocks(s);
   }
   close(epoll);
 }
 
-// The link to `world_rank`'s agent, opened at first use; -1 when it
-// cannot be reached. The caller holds s.origin_mutex.
-int LinkTo(AgentState& s, int world_rank) {
-  int& fd = s.links[world_rank];
-  if (fd < 0) {
-    fd = ConnectAgent(s.endpoints[world_rank], {s.token, s.world_rank});
-    if (fd < 0) {
-      std::fprintf(stderr, "rmashim: agent: cannot reach world rank %d's agent\n",
-                   world_rank);
-    }
-  }
-  return fd;
-}
-
-// One request to the agent of `world_rank`, and its reply into `reply`
-// (`reply_bytes`) when `reply_bytes` >= 0. The caller holds
-// s.origin_mutex. A lost link is an error of the call (MPI_ERR_OTHER),
-// never a silent loss.
-int Exchange(AgentState& s, int world_rank, const std::vector<std::byte>& msg,
-             void* reply, int reply_bytes) {
-  std::vector<std::byte>& queue = s.queued[world_rank];
-  const auto length = static_cast<uint32_t>(msg.size());
-  const size_t at = queue.size();
-  queue.resize(at + sizeof length + msg.size());
-  std::memcpy(queue.data() + at, &length, sizeof length);
-  std::memcpy(queue.data() + at + sizeof length, msg.data(), msg.size());
-  if (reply_bytes < 0 && queue.size() < kQueueBytes) return MPI_SUCCESS;
-  const int fd = LinkTo(s, world_rank);
-  const bool sent = fd >= 0 && WriteAll(fd, queue.data(), queue.size());
-  queue.clear();
-  if (!sent) return MPI_ERR_OTHER;
-  if (reply_bytes < 0) return MPI_SUCCESS;
-  std::vector<std::byte> frame;
-  if (!ReadFrame(fd, &frame) ||
-      frame.size() != static_cast<size_t>(reply_bytes)) {
-    return MPI_ERR_OTHER;
-  }
-  if (reply_bytes > 0) std::memcpy(reply, frame.data(), frame.size());
-  return MPI_SUCCESS;
-}
-
-std::vector<std::byte> Message(const RequestHeader& h, size_t body_bytes) {
-  std::vector<std::byte> msg(sizeof h + body_bytes);
-  std::memcpy(msg.data(), &h, sizeof h);
-  return msg;
-}
-
-void NotePending(ManagedWindow& w, int target) {
-  StateGuard guard(w.state_mutex);
-  w.agent_pending[target] = 1;
-  w.any_agent_pending = true;
-}
-
 }  // namespace
+
+AgentState& TheAgent() {
+  static AgentState* state = new AgentState;
+  return *state;
+}
 
 bool AgentWanted() {
   const char* agent = std::getenv("RMASHIM_AGENT");
@@ -324,7 +270,7 @@ bool AgentWanted() {
 }
 
 void StartAgent() {
-  AgentState& s = State();
+  AgentState& s = TheAgent();
   if (s.running) return;
   int size = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &s.world_rank);
@@ -356,7 +302,7 @@ void StartAgent() {
 }
 
 void StopAgent() {
-  AgentState& s = State();
+  AgentState& s = TheAgent();
   if (!s.running) return;
   // After this barrier no process sends another request.
   PMPI_Barrier(MPI_COMM_WORLD);
@@ -374,12 +320,14 @@ void StopAgent() {
   close(s.wake_fd);
 }
 
-bool AgentRunning() { return State().running; }
+bool AgentRunning() { return TheAgent().running; }
 
-long long AgentApplied() { return State().applied.load(); }
+long long AgentApplied() { return TheAgent().applied.load(); }
+
+long long AgentLocksGranted() { return TheAgent().locks_granted.load(); }
 
 int RegisterAgentWindow(ManagedWindow* w) {
-  AgentState& s = State();
+  AgentState& s = TheAgent();
   if (!s.running) return -1;
   std::lock_guard<std::mutex> guard(s.windows_mutex);
   auto free_id = std::find(s.windows.begin(), s.windows.end(), nullptr);
@@ -393,13 +341,13 @@ int RegisterAgentWindow(ManagedWindow* w) {
 
 void UnregisterAgentWindow(int id) {
   if (id < 0) return;
-  AgentState& s = State();
+  AgentState& s = TheAgent();
   std::lock_guard<std::mutex> guard(s.windows_mutex);
   s.windows[id] = nullptr;
 }
 
 AgentParked::AgentParked() {
-  AgentState& s = State();
+  AgentState& s = TheAgent();
   if (!s.running || std::this_thread::get_id() == s.thread.get_id()) return;
   std::unique_lock<std::mutex> lock(s.park_mutex);
   ++s.park_requests;
@@ -410,81 +358,9 @@ AgentParked::AgentParked() {
 
 AgentParked::~AgentParked() {
   if (!parked_) return;
-  AgentState& s = State();
+  AgentState& s = TheAgent();
   std::lock_guard<std::mutex> lock(s.park_mutex);
   if (--s.park_requests == 0) s.park_cv.notify_all();
-}
-
-int AgentUpdate(ManagedWindow& w, int target, MPI_Aint disp,
-                MPI_Datatype element, MPI_Op op,
-                const std::vector<ElementRun>& runs, size_t elements,
-                size_t element_size, const std::byte* origin,
-                std::byte* result) {
-  const RequestHeader h{.kind = RequestKind::kUpdate,
-                        .window = w.agent_id(target),
-                        .disp = disp,
-                        .element = element,
-                        .op = op,
-                        .elements = static_cast<int64_t>(elements),
-                        .element_size = static_cast<int64_t>(element_size),
-                        .runs = static_cast<int64_t>(runs.size()),
-                        .fetching = result != nullptr};
-  const size_t run_bytes = runs.size() * sizeof(ElementRun);
-  const size_t data_bytes = origin != nullptr ? elements * element_size : 0;
-  std::vector<std::byte> msg = Message(h, run_bytes + data_bytes);
-  std::memcpy(msg.data() + sizeof h, runs.data(), run_bytes);
-  if (data_bytes) std::memcpy(msg.data() + sizeof h + run_bytes, origin, data_bytes);
-  const int reply_bytes =
-      result != nullptr ? static_cast<int>(elements * element_size) : -1;
-  AgentState& s = State();
-  std::lock_guard<std::mutex> guard(s.origin_mutex);
-  const int rc = Exchange(s, w.world_rank(target), msg, result, reply_bytes);
-  if (rc == MPI_SUCCESS && result == nullptr) NotePending(w, target);
-  return rc;
-}
-
-int AgentCompareSwap(ManagedWindow& w, int target, MPI_Aint disp,
-                     MPI_Datatype type, size_t size, const std::byte* origin,
-                     const std::byte* compare, std::byte* result) {
-  const RequestHeader h{.kind = RequestKind::kCompareSwap,
-                        .window = w.agent_id(target),
-                        .disp = disp,
-                        .element = type,
-                        .op = MPI_REPLACE,
-                        .elements = 1,
-                        .element_size = static_cast<int64_t>(size),
-                        .runs = 0,
-                        .fetching = 1};
-  std::vector<std::byte> msg = Message(h, 2 * size);
-  std::memcpy(msg.data() + sizeof h, origin, size);
-  std::memcpy(msg.data() + sizeof h + size, compare, size);
-  AgentState& s = State();
-  std::lock_guard<std::mutex> guard(s.origin_mutex);
-  return Exchange(s, w.world_rank(target), msg, result,
-                  static_cast<int>(size));
-}
-
-// Another thread's flush of the same target waits on origin_mutex until
-// this one's answer came: it may have cleared that thread's mark.
-int AgentFlush(ManagedWindow& w, int target) {
-  AgentState& s = State();
-  std::lock_guard<std::mutex> guard(s.origin_mutex);
-  {
-    StateGuard state_guard(w.state_mutex);
-    if (!w.agent_served() || !w.agent_pending[target]) return MPI_SUCCESS;
-    w.agent_pending[target] = 0;
-  }
-  const RequestHeader h{.kind = RequestKind::kFlush};
-  return Exchange(s, w.world_rank(target), Message(h, 0), nullptr, 0);
-}
-
-int AgentFlushAll(ManagedWindow& w) {
-  if (!w.any_agent_pending) return MPI_SUCCESS;
-  for (int target = 0; target < w.comm_size(); ++target) {
-    if (const int rc = AgentFlush(w, target)) return rc;
-  }
-  w.any_agent_pending = false;
-  return MPI_SUCCESS;
 }
 
 }  // namespace rmashim

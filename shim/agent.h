@@ -78,8 +78,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
+#include "shim/agent_locks.h"
 #include "shim/element_ops.h"
 #include "shim/flatten.h"
 
@@ -101,8 +103,10 @@ void StartAgent();
 // sending requests, then each agent is stopped and joined.
 void StopAgent();
 bool AgentRunning();
-// Remote operations this process's agent has applied so far.
+// Remote operations this process's agent has applied so far, and the
+// locks it has granted remote origins (agent_locks.h).
 long long AgentApplied();
+long long AgentLocksGranted();
 
 // A window's id at this process's agent (for origins to name it), or -1
 // when no agent runs. Unregister before the window's memory goes.
@@ -145,6 +149,19 @@ int AgentCompareSwap(ManagedWindow& w, int target, MPI_Aint disp,
 int AgentFlush(ManagedWindow& w, int target);
 // ... of every target's.
 int AgentFlushAll(ManagedWindow& w);
+
+// Locks for remote targets on windows whose locks are the agents'
+// (ManagedWindow::locks_via_agent, agent_locks.h). AgentLock returns once
+// the lock on remote `target` is held; AgentUnlock releases it after the
+// caller completed its operations, and returns once it is released (so no
+// release arrives after the window is freed). Updates to a target that is
+// its own lock agent need no AgentFlush before it. AgentLockAll takes the
+// lock_all share of every node, in node order, this node's by calling
+// `lock_own_node`; AgentUnlockAll releases the other nodes'.
+int AgentLock(ManagedWindow& w, int target, AgentLockKind lock);
+int AgentUnlock(ManagedWindow& w, int target, AgentLockKind lock);
+int AgentLockAll(ManagedWindow& w, const std::function<void()>& lock_own_node);
+int AgentUnlockAll(ManagedWindow& w);
 
 }  // namespace rmashim
 

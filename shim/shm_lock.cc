@@ -20,26 +20,40 @@ uint64_t Next(uint64_t w) { return w >> kNextShift; }
 }  // namespace
 
 bool gate::EnterQueued(GateWord& word, uint64_t unit, uint64_t conflicts) {
+  PendingEntry entry(word, unit, conflicts);
   // The ticket field is the word's top: adding wraps it within 16 bits.
-  uint64_t w = word.fetch_add(kTicketUnit, std::memory_order_relaxed);
-  const uint64_t ticket = Next(w);
+  entry.ticket_ = Next(word.fetch_add(kTicketUnit, std::memory_order_relaxed));
   Backoff backoff;
+  while (!entry.Poll()) {
+    // Lockers ahead of this one, each to be served first.
+    backoff.WaitTurn(entry.ahead());
+  }
+  return true;
+}
+
+bool gate::PendingEntry::Start() {
+  if (TryEnter(*word_, unit_, conflicts_)) return true;
+  ticket_ = Next(word_->fetch_add(kTicketUnit, std::memory_order_relaxed));
+  return Poll();
+}
+
+bool gate::PendingEntry::Poll() {
+  uint64_t w = word_->load(std::memory_order_relaxed);
   while (true) {
     const uint64_t serving = Serving(w);
-    if (serving == ticket && (w & conflicts) == 0) {
-      const uint64_t served = (w & ~kServingMask) |
-                              (((ticket + 1) & 0xffff) << kServingShift);
-      if (word.compare_exchange_weak(w, served + unit,
+    if (serving != ticket_ || (w & conflicts_) != 0) {
+      // The ticket counters wrap within 16 bits.
+      ahead_ = static_cast<uint32_t>((ticket_ - serving) & 0xffff);
+      return false;
+    }
+    const uint64_t served =
+        (w & ~kServingMask) | (((ticket_ + 1) & 0xffff) << kServingShift);
+    if (word_->compare_exchange_weak(w, served + unit_,
                                      std::memory_order_acquire,
                                      std::memory_order_relaxed)) {
-        return true;
-      }
-      continue;  // `w` was reloaded by the failed exchange
+      return true;
     }
-    // Lockers ahead of this one, each to be served first (the ticket
-    // counters wrap within 16 bits).
-    backoff.WaitTurn(static_cast<uint32_t>((ticket - serving) & 0xffff));
-    w = word.load(std::memory_order_relaxed);
+    // `w` was reloaded by the failed exchange: look again.
   }
 }
 

@@ -202,6 +202,30 @@ inline void Leave(GateWord& word, uint64_t unit) {
   word.fetch_sub(unit, std::memory_order_release);
 }
 
+// Enter without waiting in the call, for a caller that must not block (the
+// agent, shim/agent_locks.h, which takes gates for remote origins while it
+// serves other requests): Start enters at once as Enter's fast path does,
+// or draws a ticket; Poll then enters once the ticket is served and no
+// conflicting holder is in. A drawn ticket must be polled until it enters:
+// lockers behind it wait for it.
+class PendingEntry {
+ public:
+  PendingEntry(GateWord& word, uint64_t unit, uint64_t conflicts)
+      : word_(&word), unit_(unit), conflicts_(conflicts) {}
+  // True: entered.
+  [[nodiscard]] bool Start();
+  [[nodiscard]] bool Poll();
+  // Waiters ahead of this one at the last Poll (0 before a ticket).
+  uint32_t ahead() const { return ahead_; }
+
+ private:
+  friend bool EnterQueued(GateWord&, uint64_t, uint64_t);
+  GateWord* word_;
+  uint64_t unit_, conflicts_;
+  uint64_t ticket_ = 0;
+  uint32_t ahead_ = 0;
+};
+
 }  // namespace gate
 
 // This process's entry in the `all` gate's class B for one window: its

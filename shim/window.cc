@@ -186,28 +186,35 @@ void ManagedWindow::SetTargets(const Announcement* all,
   MapAllShards();
 }
 
-// Single-node windows' `all` shards (shm_lock.h): one per
-// kRanksPerAllShard ranks, in the headers of window ranks 0, 1, ...
+// The `all` shards (shm_lock.h) of windows with locks in shared memory:
+// one per kRanksPerAllShard node ranks, in the headers of the node's
+// first ranks (window ranks 0, 1, ... on a single-node window).
 // RMASHIM_TEST_RANKS_PER_ALL_SHARD (the same on every rank) sets another
 // shard size, so tests on a few ranks can exercise several shards.
 void ManagedWindow::MapAllShards() {
-  if (!single_node_) return;
+  if (!lock_gates()) return;
   static const int per_shard = [] {
     const char* env = std::getenv("RMASHIM_TEST_RANKS_PER_ALL_SHARD");
     const int n = env != nullptr ? std::atoi(env) : 0;
     return n > 0 ? n : kRanksPerAllShard;
   }();
-  const int shards = (comm_size_ + per_shard - 1) / per_shard;
+  // Node rank i's window rank: i itself on a single-node window.
+  const auto header = [&](int i) {
+    return targets_[single_node_ ? i : node_ranks_[i]].header;
+  };
+  const int ranks = single_node_ ? comm_size_ : node_size_;
+  lock_index_ = single_node_ ? rank_ : node_index_[rank_];
+  const int shards = (ranks + per_shard - 1) / per_shard;
   all_shards_.resize(shards);
-  for (int i = 0; i < shards; ++i) all_shards_[i] = &targets_[i].header->lock_words;
-  announced_.resize(comm_size_);
-  visible_.resize(comm_size_);
-  for (int r = 0; r < comm_size_; ++r) {
-    announced_[r] = &targets_[r].header->exclusive_announced;
-    visible_[r] = &targets_[r].header->lock_all_visible;
+  for (int i = 0; i < shards; ++i) all_shards_[i] = &header(i)->lock_words;
+  announced_.resize(ranks);
+  visible_.resize(ranks);
+  for (int i = 0; i < ranks; ++i) {
+    announced_[i] = &header(i)->exclusive_announced;
+    visible_[i] = &header(i)->lock_all_visible;
   }
   all_view_ = {all_shards_.data(), shards,          announced_.data(),
-               comm_size_,         LockAllBiasOf(), visible_.data()};
+               ranks,              LockAllBiasOf(), visible_.data()};
 }
 
 // Whether this process may read every node-local peer's memory with
@@ -361,6 +368,32 @@ void ManagedWindow::JoinAgent(MPI_Comm comm) {
   }
   agent_ids_ = std::move(ids);
   agent_pending.assign(comm_size_, 0);
+  // Locks through the agents (agent_locks.h) need one thread calling MPI:
+  // an origin waits for a grant on the link its other requests use.
+  if (g_runtime.thread_multiple()) return;
+  lock_agent_ranks_.resize(comm_size_);
+  PMPI_Allgather(&first_node_rank_, 1, MPI_INT, lock_agent_ranks_.data(), 1,
+                 MPI_INT, comm);
+  for (int r = 0; r < comm_size_; ++r) {
+    if (lock_agent_ranks_[r] == r && r != first_node_rank_) {
+      remote_lock_agents_.push_back(r);
+    }
+  }
+  locks_via_agent_ = true;
+  MapAllShards();
+}
+
+int ManagedWindow::OpenMpiPassiveEpoch() {
+  if (holds_mpi_epoch_) return MPI_SUCCESS;
+  const int rc = PMPI_Win_lock_all(MPI_MODE_NOCHECK, app_win_);
+  holds_mpi_epoch_ = rc == MPI_SUCCESS;
+  return rc;
+}
+
+int ManagedWindow::CloseMpiPassiveEpoch() {
+  if (!holds_mpi_epoch_ || single_node_) return MPI_SUCCESS;
+  holds_mpi_epoch_ = false;
+  return PMPI_Win_unlock_all(app_win_);
 }
 
 ManagedWindow::~ManagedWindow() {

@@ -289,11 +289,30 @@ class ManagedWindow {
     if (p != nullptr) plain_ranks_ = lane_ranks_ = 0;
   }
 
-  // Locks live in shared memory only when every rank is on this node; a
-  // window spanning nodes keeps MPI's own lock so remote origins are
-  // excluded too.
-  // Likewise fence and PSCW run in shared memory on such windows.
+  // Every rank on this node: locks, fence and PSCW are the shim's own, in
+  // shared memory (a window spanning nodes uses MPI's fence and PSCW).
   bool locks_in_shm() const { return single_node_; }
+  // Passive-target locks in the gates of shm_lock.h: on a single-node
+  // window, and on a window spanning nodes whose every rank runs the agent
+  // while one thread calls MPI, where remote origins' locks are taken in
+  // the same gates by an agent on the target's node (agent_locks.h).
+  // Otherwise a window spanning nodes keeps MPI's own locks, so remote
+  // origins are excluded too.
+  bool lock_gates() const { return single_node_ || locks_via_agent_; }
+  bool locks_via_agent() const { return locks_via_agent_; }
+  // The window rank whose agent takes locks on `rank` for remote origins:
+  // the first window rank of `rank`'s node (locks_via_agent() only).
+  int lock_agent_rank(int rank) const { return lock_agent_ranks_[rank]; }
+  // Those of every other node, once each.
+  const std::vector<int>& remote_lock_agents() const {
+    return remote_lock_agents_;
+  }
+  // Windows whose locks are the agents' hold the application's window in an
+  // MPI lock_all(MPI_MODE_NOCHECK) epoch from their first passive epoch (so
+  // operations passed to MPI have one) until MPI's fence or PSCW needs the
+  // window out of it (wrap_active.cc).
+  int OpenMpiPassiveEpoch();
+  int CloseMpiPassiveEpoch();
 
   // Operations the shim passes through to MPI go to the application's
   // window. On a single-node window the shim serves every epoch itself and
@@ -321,9 +340,11 @@ class ManagedWindow {
   // The `all` gate's shards (shm_lock.h), and the one this rank's
   // lock_all enters.
   const AllShards& all_shards() const { return all_view_; }
-  LockWords& own_all_shard() { return *all_shards_[rank_ % all_shards_.size()]; }
+  LockWords& own_all_shard() {
+    return *all_shards_[lock_index_ % all_shards_.size()];
+  }
   // This rank's lock_all visibility word (biased lock_all, shm_lock.h).
-  VisibleWord& own_lock_all_visible() { return *visible_[rank_]; }
+  VisibleWord& own_lock_all_visible() { return *visible_[lock_index_]; }
   SegmentHeader& header(int rank) { return *targets_[rank].header; }
   // PSCW post counters in each header: one per rank on single-node windows,
   // none on windows spanning nodes (their PSCW is MPI's).
@@ -416,8 +437,11 @@ class ManagedWindow {
   int Agreed(Agreement* agreement, Vote* agreed);
   void SetTargets(const Announcement* all, MPI_Aint header_bytes);
   void MapAllShards();
-  // The window's lock_all bias: in window rank 0's header.
-  LockAllBias* LockAllBiasOf() { return &targets_[0].header->lock_all_bias; }
+  // The window's lock_all bias: in window rank 0's header (single-node
+  // windows; windows spanning nodes have none).
+  LockAllBias* LockAllBiasOf() {
+    return single_node_ ? &targets_[0].header->lock_all_bias : nullptr;
+  }
   bool CanAttach() const;
   void Finish(MPI_Comm comm);
   void JoinAgent(MPI_Comm comm);
@@ -436,6 +460,10 @@ class ManagedWindow {
   std::vector<int> world_ranks_;  // per window rank, when spanning nodes
   int own_agent_id_ = -1;         // this process's, RegisterAgentWindow
   std::vector<int> agent_ids_;    // per window rank, when agent_served()
+  bool locks_via_agent_ = false;
+  std::vector<int> lock_agent_ranks_;  // per window rank, locks_via_agent_
+  std::vector<int> remote_lock_agents_;
+  int lock_index_ = 0;  // into the arrays below: window or node rank
   MPI_Group group_ = MPI_GROUP_NULL;
   int rank_ = 0;
   int node_size_ = 1;
@@ -444,8 +472,8 @@ class ManagedWindow {
   int comm_size_ = 0;  // targets_.size(), kept for the fast paths
   std::vector<Target> targets_;
   std::vector<LockWords*> target_locks_;  // per rank; null off-node
-  std::vector<LockWords*> all_shards_;  // single-node windows
-  std::vector<AnnounceWord*> announced_;  // ... every rank's, in rank order
+  std::vector<LockWords*> all_shards_;  // when locks_in_shm()
+  std::vector<AnnounceWord*> announced_;  // ... every node rank's
   std::vector<VisibleWord*> visible_;     // ... and their lock_all bias words
   AllShards all_view_;  // both, as the lock functions take them
   // MPI_Win_create windows with node-local peers: they attach to this

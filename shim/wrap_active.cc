@@ -24,6 +24,7 @@ int MpiFence(ManagedWindow& w, int assert) {
     StateGuard guard(w.state_mutex);
     if (const int rc = FlushPassedThroughEndpoints(w)) return rc;
   }
+  if (const int rc = w.CloseMpiPassiveEpoch()) return rc;
   const int rc = PMPI_Win_fence(assert, w.app_win());
   if (rc != MPI_SUCCESS) return rc;
   const bool opens_epoch = (assert & MPI_MODE_NOSUCCEED) == 0;
@@ -62,6 +63,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
   if (w->locks_in_shm()) {
     return RaiseOnWindow(win, ShmStart(*w, group, assert));
   }
+  if (const int rc = w->CloseMpiPassiveEpoch()) return rc;
   const int rc = PMPI_Win_start(group, assert, win);
   if (rc == MPI_SUCCESS) w->SetEpoch(AccessEpoch::kPscw);
   return rc;
@@ -87,6 +89,9 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
   SyncTimer timer(ProfileOf(win, w), SyncKind::kPost);
   if (w == nullptr) return PMPI_Win_post(group, assert, win);
   if (!w->locks_in_shm()) {  // MPI's PSCW; the shim still tracks exposure
+    if (!IsPassive(w->epoch)) {
+      if (const int rc = w->CloseMpiPassiveEpoch()) return rc;
+    }
     const int rc = PMPI_Win_post(group, assert, win);
     if (rc == MPI_SUCCESS) w->pscw.exposed = true;
     return rc;

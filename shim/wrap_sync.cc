@@ -49,6 +49,11 @@ void ClearPending(ManagedWindow& w) {
   w.any_mpi_ops_pending = false;
 }
 
+AgentLockKind AgentLockKindOf(int lock_type) {
+  return lock_type == MPI_LOCK_SHARED ? AgentLockKind::kShared
+                                      : AgentLockKind::kExclusive;
+}
+
 using FlushFn = int (*)(int, MPI_Win);
 
 // Completes what this process issued to `rank`: direct copies are complete
@@ -221,16 +226,22 @@ int Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
     return Fail(w, MPI_ERR_RMA_SYNC);
   }
   const bool nocheck = (assert & MPI_MODE_NOCHECK) != 0;
-  if (!w.locks_in_shm()) {
+  if (!w.lock_gates()) {
     const int rc = PMPI_Win_lock(lock_type, rank, assert, w.app_win());
     if (rc != MPI_SUCCESS) return rc;
-  } else if (!nocheck) {
-    AcquireCounted(w.profile, [&] {
-      return lock_type == MPI_LOCK_SHARED
-                 ? AcquireShared(w.lock_words(rank))
-                 : AcquireExclusive(w.exclusive_share, w.all_shards(),
-                                    w.lock_words(rank));
-    });
+  } else {
+    if (const int rc = w.OpenMpiPassiveEpoch()) return rc;  // MPI raised it
+    if (nocheck) {
+    } else if (w.target(rank).node_local()) {
+      AcquireCounted(w.profile, [&] {
+        return lock_type == MPI_LOCK_SHARED
+                   ? AcquireShared(w.lock_words(rank))
+                   : AcquireExclusive(w.exclusive_share, w.all_shards(),
+                                      w.lock_words(rank));
+      });
+    } else if (const int rc = AgentLock(w, rank, AgentLockKindOf(lock_type))) {
+      return Fail(w, rc);
+    }
   }
   StateGuard guard(w.state_mutex);  // taken after spinning, never during
   // After a fence that opened an epoch: every other target's byte cleared.
@@ -250,21 +261,33 @@ int Unlock(ManagedWindow& w, int rank) {
   }
   CompleteDeferred(w);
   // Releasing the lock word publishes the stores by itself on x86.
-  if (w.locks_in_shm() && !state.nocheck) {
+  if (w.lock_gates() && !state.nocheck) {
     PublishBeforeLockedRelease();
   } else {
     FenceAll();
   }
-  if (const int rc = AgentFlush(w, rank)) return Fail(w, rc);
+  // A release by the target's own agent follows its updates on one stream.
+  const bool released_by_agent = w.locks_via_agent() && !state.nocheck &&
+                                 !w.target(rank).node_local();
+  if (!released_by_agent || w.lock_agent_rank(rank) != rank) {
+    if (const int rc = AgentFlush(w, rank)) return Fail(w, rc);
+  }
   StateGuard guard(w.state_mutex);
   int rc = MPI_SUCCESS;
-  if (!w.locks_in_shm()) {
+  if (!w.lock_gates()) {
     rc = PMPI_Win_unlock(rank, w.app_win());
   } else {
     if (state.mpi_ops_pending) {
       rc = PMPI_Win_flush(rank, w.app_win());
     }
-    if (!state.nocheck) {
+    if (state.nocheck) {
+    } else if (!w.target(rank).node_local()) {  // after its operations
+      const int released = AgentUnlock(
+          w, rank,
+          AgentLockKindOf(state.mode == LockMode::kShared ? MPI_LOCK_SHARED
+                                                          : MPI_LOCK_EXCLUSIVE));
+      if (rc == MPI_SUCCESS && released != MPI_SUCCESS) rc = Fail(w, released);
+    } else {
       if (state.mode == LockMode::kShared) {
         ReleaseShared(w.lock_words(rank));
       } else {
@@ -297,17 +320,29 @@ int LockAll(ManagedWindow& w, int assert) {
   if (!ValidAssert(assert, kLockAsserts)) return Fail(w, MPI_ERR_ARG);
   if (!w.may_start_epoch()) return Fail(w, MPI_ERR_RMA_SYNC);
   w.lock_all_nocheck = (assert & MPI_MODE_NOCHECK) != 0;
-  if (!w.locks_in_shm()) {
+  if (!w.lock_gates()) {
     const int rc = PMPI_Win_lock_all(assert, w.app_win());
     if (rc != MPI_SUCCESS) return rc;
+  } else if (const int rc = w.OpenMpiPassiveEpoch()) {
+    return rc;  // MPI raised it
   } else if (!w.lock_all_nocheck) {
-    w.lock_all_biased =
-        TryAcquireAllBiased(w.all_shards(), w.own_lock_all_visible());
-    if (!w.lock_all_biased) {
-      AcquireCounted(w.profile, [&] {
-        return AcquireAll(w.own_all_shard(), w.all_shards());
-      });
-      OfferBias(w.all_shards());
+    bool own_taken = false;
+    const auto lock_own_node = [&] {
+      w.lock_all_biased =
+          TryAcquireAllBiased(w.all_shards(), w.own_lock_all_visible());
+      if (!w.lock_all_biased) {
+        AcquireCounted(w.profile, [&] {
+          return AcquireAll(w.own_all_shard(), w.all_shards());
+        });
+        OfferBias(w.all_shards());
+      }
+      own_taken = true;
+    };
+    if (!w.locks_via_agent()) {
+      lock_own_node();
+    } else if (const int rc = AgentLockAll(w, lock_own_node)) {
+      if (own_taken) ReleaseAll(w.own_all_shard());  // no bias off one node
+      return Fail(w, rc);
     }
   }
   w.SetEpoch(AccessEpoch::kLockAll);
@@ -319,7 +354,7 @@ int UnlockAll(ManagedWindow& w) {
   CompleteDeferred(w);
   if (w.lock_all_biased) {
     PublishDirectStores();  // before the plain release store below
-  } else if (w.locks_in_shm() && !w.lock_all_nocheck) {
+  } else if (w.lock_gates() && !w.lock_all_nocheck) {
     PublishBeforeLockedRelease();
   } else {
     FenceAll();
@@ -327,7 +362,7 @@ int UnlockAll(ManagedWindow& w) {
   if (const int rc = AgentFlushAll(w)) return Fail(w, rc);
   StateGuard guard(w.state_mutex);
   int rc = MPI_SUCCESS;
-  if (!w.locks_in_shm()) {
+  if (!w.lock_gates()) {
     rc = PMPI_Win_unlock_all(w.app_win());
   } else {
     rc = FlushPassedThrough(w, Completion::kRemote);
@@ -336,6 +371,10 @@ int UnlockAll(ManagedWindow& w) {
       ReleaseAllBiased(w.own_lock_all_visible());
     } else {
       ReleaseAll(w.own_all_shard());
+      if (w.locks_via_agent()) {
+        const int released = AgentUnlockAll(w);
+        if (rc == MPI_SUCCESS && released != MPI_SUCCESS) rc = Fail(w, released);
+      }
     }
     w.lock_all_biased = false;
   }

@@ -291,6 +291,11 @@ int rmashim_agent_stats(int* running, long long* applied) {
   return MPI_SUCCESS;
 }
 
+int rmashim_agent_lock_stats(long long* granted) {
+  *granted = AgentLocksGranted();
+  return MPI_SUCCESS;
+}
+
 int rmashim_get_locality(rmashim_locality_t* out) {
   const Locality& loc = runtime().locality();
   *out = {loc.node_id, loc.node_rank, loc.node_size, loc.numa_domain,

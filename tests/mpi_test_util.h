@@ -68,6 +68,15 @@ inline AgentStats ReadAgentStats() {
   return s;
 }
 inline bool AgentRunning() { return ReadAgentStats().running != 0; }
+// Locks this process's agent granted remote origins (rmashim_agent_lock_stats).
+inline long long AgentLocksGranted() {
+  using Fn = int (*)(long long*);
+  auto fn =
+      reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_agent_lock_stats"));
+  long long granted = 0;
+  if (fn != nullptr) fn(&granted);
+  return granted;
+}
 
 // Why the shim does not serve `win` ("" when it manages it): for suites
 // that run under the preloaded shim, which would otherwise test native

@@ -4,7 +4,9 @@
 // exactly (no update lost between node-local origins, served in shared
 // memory, and remote ones, applied by the target's agent); tickets are
 // unique; none of it went to MPI; every remote operation was applied by an
-// agent. And a remote origin's lock, accumulate and unlock complete while
+// agent. Exclusive, shared and lock_all lockers, node-local and remote,
+// exclude each other in the shim's lock words (remote ones' taken by the
+// agents). And a remote origin's lock, accumulate and unlock complete while
 // the target computes without calling MPI.
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -22,6 +24,7 @@
 
 namespace {
 
+using rmashim_test::AgentLocksGranted;
 using rmashim_test::AgentStats;
 using rmashim_test::AllOnOneNode;
 using rmashim_test::HangWatchdog;
@@ -257,6 +260,157 @@ TEST_P(AgentTest, RemoteOriginProgressesWhileTargetComputes) {
               MPI_SUCCESS);
     ASSERT_EQ(MPI_Win_unlock_all(win_), MPI_SUCCESS);
     EXPECT_EQ(old, 0);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Nodes the job spans (each node's first rank counts it).
+int NodeCount() {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                      &node);
+  int node_rank = 0;
+  MPI_Comm_rank(node, &node_rank);
+  MPI_Comm_free(&node);
+  int nodes = node_rank == 0 ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  return nodes;
+}
+
+// Where the exclusion test keeps its pair, past the counters.
+constexpr MPI_Aint kPairAt = 256;
+
+// Exclusive lockers, local and remote, raise a pair of words at every
+// target one after the other with plain get and put (a flush between), so
+// that the words differ while a holder is inside; shared lockers and
+// lock_all holders read both and must find them equal. Any overlap of an
+// exclusive holder with another holder of either kind shows as a lost
+// increment (the pair ends below size * rounds) or an unequal read. The
+// locks of remote origins were granted by agents (one per remote lock, one
+// per other node for each lock_all), not by MPI.
+TEST_P(AgentTest, LocksExcludeLocalAndRemoteLockers) {
+  const int rank = Rank(), size = Size();
+  const int rounds = size > 4 ? 3 : size > 3 ? 6 : 12;
+  const int nodes = NodeCount();
+  MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win_);
+  auto* pair = reinterpret_cast<int64_t*>(static_cast<char*>(mem_) + kPairAt);
+  pair[0] = pair[1] = 0;
+  MPI_Win_unlock(rank, win_);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const long long granted_before = SumOverRanks(AgentLocksGranted());
+  long long remote_locks = 0, unequal = 0;
+  const auto read_pair = [&](int target) {
+    int64_t seen[2] = {-1, -2};
+    ASSERT_EQ(MPI_Get(seen, 2, MPI_INT64_T, target, kPairAt, 2, MPI_INT64_T,
+                      win_),
+              MPI_SUCCESS);
+    ASSERT_EQ(MPI_Win_flush(target, win_), MPI_SUCCESS);
+    if (seen[0] != seen[1]) ++unequal;
+  };
+  for (int round = 0; round < rounds; ++round) {
+    for (int k = 0; k < size; ++k) {
+      const int target = (rank + k) % size;
+      const bool remote = !local_[target];
+      // Exclusive: a, then b, each raised by one with a flush between.
+      ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win_),
+                MPI_SUCCESS);
+      int64_t value = -1;
+      ASSERT_EQ(MPI_Get(&value, 1, MPI_INT64_T, target, kPairAt, 1,
+                        MPI_INT64_T, win_),
+                MPI_SUCCESS);
+      ASSERT_EQ(MPI_Win_flush(target, win_), MPI_SUCCESS);
+      ++value;
+      for (int word = 0; word < 2; ++word) {
+        ASSERT_EQ(MPI_Put(&value, 1, MPI_INT64_T, target,
+                          kPairAt + word * MPI_Aint{sizeof value}, 1,
+                          MPI_INT64_T, win_),
+                  MPI_SUCCESS);
+        ASSERT_EQ(MPI_Win_flush(target, win_), MPI_SUCCESS);
+      }
+      ASSERT_EQ(MPI_Win_unlock(target, win_), MPI_SUCCESS);
+      // Shared: the words agree.
+      const int reader = (target + 1) % size;
+      ASSERT_EQ(MPI_Win_lock(MPI_LOCK_SHARED, reader, 0, win_), MPI_SUCCESS);
+      read_pair(reader);
+      ASSERT_EQ(MPI_Win_unlock(reader, win_), MPI_SUCCESS);
+      remote_locks += remote ? 1 : 0;
+      remote_locks += local_[reader] ? 0 : 1;
+    }
+    // lock_all: every target's words agree.
+    ASSERT_EQ(MPI_Win_lock_all(0, win_), MPI_SUCCESS);
+    for (int target = 0; target < size; ++target) read_pair(target);
+    ASSERT_EQ(MPI_Win_unlock_all(win_), MPI_SUCCESS);
+    remote_locks += nodes - 1;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win_);
+  const int64_t a = pair[0], b = pair[1];
+  MPI_Win_unlock(rank, win_);
+  EXPECT_EQ(a, int64_t{rounds} * size) << "an exclusive lock overlapped another";
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(unequal, 0) << "a shared or lock_all holder saw a holder inside";
+  const long long granted = SumOverRanks(AgentLocksGranted()) - granted_before;
+  const long long issued = SumOverRanks(remote_locks);
+  if (spans_nodes_) {
+    EXPECT_GT(issued, 0);
+    EXPECT_EQ(granted, issued) << "remote locks not granted by the agents";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// A remote origin's exclusive lock, shared lock and lock_all (MPI's lock
+// protocol is not involved: the target's agent grants them in the shim's
+// lock words), each with a fetch_and_op and an accumulate, complete while
+// rank 0 computes without calling MPI.
+TEST_P(AgentTest, RemoteLocksProgressWhileTargetComputes) {
+  ASSERT_TRUE(spans_nodes_) << "registered for the split layouts only";
+  const int rank = Rank(), size = Size();
+  int origin = -1;
+  for (int r = size - 1; r >= 0; --r) {
+    if (!NodeLocalRanks()[r]) origin = r;  // collective: every rank calls it
+  }
+  MPI_Bcast(&origin, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  ASSERT_GE(origin, 0);
+  Reset();
+  HangWatchdog watchdog(120, "remote locks against a computing target");
+  if (rank == 0) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    auto* c = Mine();
+    bool done = false;
+    while (!done && std::chrono::steady_clock::now() < deadline) {
+      done = __atomic_load_n(&c->tickets, __ATOMIC_ACQUIRE) == 3 &&
+             __atomic_load_n(&c->added, __ATOMIC_ACQUIRE) == 3;
+    }
+    EXPECT_TRUE(done) << "the remote origin's locked epochs did not complete "
+                         "while the target computed";
+  } else if (rank == origin) {
+    const int64_t one = 1;
+    std::vector<int64_t> tickets;
+    for (int epoch = 0; epoch < 3; ++epoch) {
+      if (epoch == 2) {
+        ASSERT_EQ(MPI_Win_lock_all(0, win_), MPI_SUCCESS);
+      } else {
+        ASSERT_EQ(MPI_Win_lock(epoch == 0 ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED,
+                               0, 0, win_),
+                  MPI_SUCCESS);
+      }
+      int64_t old = -1;
+      ASSERT_EQ(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 0,
+                                 offsetof(Counters, tickets), MPI_SUM, win_),
+                MPI_SUCCESS);
+      ASSERT_EQ(MPI_Accumulate(&one, 1, MPI_INT64_T, 0,
+                               offsetof(Counters, added), 1, MPI_INT64_T,
+                               MPI_SUM, win_),
+                MPI_SUCCESS);
+      tickets.push_back(old);
+      if (epoch == 2) {
+        ASSERT_EQ(MPI_Win_unlock_all(win_), MPI_SUCCESS);
+      } else {
+        ASSERT_EQ(MPI_Win_unlock(0, win_), MPI_SUCCESS);
+      }
+    }
+    EXPECT_EQ(tickets, (std::vector<int64_t>{0, 1, 2}));
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }

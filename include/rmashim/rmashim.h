@@ -33,6 +33,12 @@ int rmashim_win_passed_to_mpi(MPI_Win win, long long *count);
  * *applied to the operations it has applied so far. */
 int rmashim_agent_stats(int *running, long long *applied);
 
+/* Sets *granted to the passive-target locks (MPI_Win_lock, and one per
+ * node for MPI_Win_lock_all) this process's agent has granted to remote
+ * origins so far, in the shim's lock words (windows spanning nodes whose
+ * every rank runs the agent, in a job that calls MPI from one thread). */
+int rmashim_agent_lock_stats(long long *granted);
+
 /* This rank's place in the machine as seen at MPI_Init: the node (world rank
  * of its first rank), rank and size within the node, NUMA domain and core
  * (logical hwloc indices, -1 when unknown). */
