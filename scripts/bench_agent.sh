@@ -5,15 +5,18 @@
 # accumulate family and of lock+accumulate+unlock to each, with the target in
 # MPI and computing without MPI, and the CPU time per second while every
 # rank sleeps (bench/agent.cc). Prints a Markdown table; one run each.
-#   scripts/bench_agent.sh [--ranks N] [--iters N]
+#   scripts/bench_agent.sh [--ranks N] [--iters N] [--spin-us US]
+# --spin-us: RMASHIM_AGENT_SPIN_US for the agent's run (shim/agent.h).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ranks=4
+spin=0
 args=()
 while [[ $# -gt 0 ]]; do
   case $1 in
     --ranks) ranks=$2; shift 2 ;;
     --iters) args+=(--iters "$2"); shift 2 ;;
+    --spin-us) spin=$2; shift 2 ;;
     *) echo "bench_agent.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -27,7 +30,7 @@ run() {  # label, then environment
 }
 out=$(
   run native
-  run shim LD_PRELOAD="$bin/shim/librmashim.so" RMASHIM_AGENT=1
+  run shim LD_PRELOAD="$bin/shim/librmashim.so" RMASHIM_AGENT=1 RMASHIM_AGENT_SPIN_US="$spin"
   run shim_no_agent LD_PRELOAD="$bin/shim/librmashim.so" RMASHIM_AGENT=0
 )
 /usr/bin/python3 - "$out" <<'PY'

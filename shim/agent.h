@@ -103,6 +103,15 @@ void StartAgent();
 // sending requests, then each agent is stopped and joined.
 void StopAgent();
 bool AgentRunning();
+// How long an origin waiting for an answer, and the agent after serving a
+// request, poll before they sleep: RMASHIM_AGENT_SPIN_US microseconds
+// (default 0: never) where the node has two processing units per rank by
+// MPI's count, else 0. Off by default: jobs fill their nodes' cores, and a
+// spinning thread then takes a core a rank needs (on a 2-core machine with
+// 2 ranks spinning tripled a round trip); with spare cores it saves the
+// sleeping threads' wake-ups (scripts/bench_agent.sh --spin-us).
+uint64_t AgentSpinNs();
+
 // Remote operations this process's agent has applied so far, and the
 // locks it has granted remote origins (agent_locks.h).
 long long AgentApplied();

@@ -96,6 +96,10 @@ int ConnectAgent(const AgentEndpoint& peer, const AgentHello& hello) {
         WriteAll(fd, &hello, sizeof hello) && ReadAll(fd, &accepted, 1) &&
         accepted == 1) {
       NoDelay(fd);
+      // A blocked read wakes every kReadWakeUs to let the caller's on_wait
+      // run (ReadAll): the origin lets MPI progress while a grant waits.
+      const timeval wake{0, kReadWakeUs};
+      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wake, sizeof wake);
       return fd;
     }
     close(fd);
@@ -115,11 +119,15 @@ bool WriteAll(int fd, const void* data, size_t bytes) {
   return true;
 }
 
-bool ReadAll(int fd, void* data, size_t bytes) {
+bool ReadAll(int fd, void* data, size_t bytes, void (*on_wait)()) {
   auto* p = static_cast<char*>(data);
   while (bytes > 0) {
     const ssize_t n = recv(fd, p, bytes, 0);
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {  // SO_RCVTIMEO
+      if (on_wait != nullptr) on_wait();
+      continue;
+    }
     if (n <= 0) return false;
     p += n;
     bytes -= static_cast<size_t>(n);
@@ -154,11 +162,13 @@ bool WriteFrame(int fd, const void* data, size_t bytes) {
                   total - sent);
 }
 
-bool ReadFrame(int fd, std::vector<std::byte>* frame) {
+bool ReadFrame(int fd, std::vector<std::byte>* frame, void (*on_wait)()) {
   uint32_t length = 0;
-  if (!ReadAll(fd, &length, sizeof length) || length >= kMaxFrame) return false;
+  if (!ReadAll(fd, &length, sizeof length, on_wait) || length >= kMaxFrame) {
+    return false;
+  }
   frame->resize(length);
-  return ReadAll(fd, frame->data(), length);
+  return ReadAll(fd, frame->data(), length, on_wait);
 }
 
 }  // namespace rmashim

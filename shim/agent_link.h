@@ -44,12 +44,16 @@ struct AgentListener {
 int ConnectAgent(const AgentEndpoint& peer, const AgentHello& hello);
 
 // Blocking whole reads and writes (retrying short ones and EINTR); false
-// when the peer closed or an error occurred.
+// when the peer closed or an error occurred. A read on a connection
+// ConnectAgent opened wakes every kReadWakeUs while nothing comes, calls
+// `on_wait` (when given) and reads on.
+inline constexpr long kReadWakeUs = 50;
 bool WriteAll(int fd, const void* data, size_t bytes);
-bool ReadAll(int fd, void* data, size_t bytes);
+bool ReadAll(int fd, void* data, size_t bytes, void (*on_wait)() = nullptr);
 // One frame: its length, then its bytes.
 bool WriteFrame(int fd, const void* data, size_t bytes);
-bool ReadFrame(int fd, std::vector<std::byte>* frame);
+bool ReadFrame(int fd, std::vector<std::byte>* frame,
+               void (*on_wait)() = nullptr);
 
 }  // namespace rmashim
 

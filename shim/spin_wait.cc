@@ -49,6 +49,7 @@ const SpinSettings& spin_settings() { return Settings(); }
 void CalibrateSpin(int node_ranks) {
   const long units = sysconf(_SC_NPROCESSORS_ONLN);
   Settings().oversubscribed = units < 1 || node_ranks > units;
+  Settings().core_per_thread = units >= 2L * node_ranks;
 }
 
 void SetSpinProgress(void (*progress)()) { g_spin_progress.store(progress); }

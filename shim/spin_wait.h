@@ -64,6 +64,9 @@ inline constexpr uint32_t kSpinAloneNs = 1000000;     // a core per rank
 struct SpinSettings {
   uint32_t relax_per_us = 0;   // CpuRelax() calls per microsecond, measured
   bool oversubscribed = true;  // more ranks than processing units on the node
+  // At least two processing units per rank: a second thread per rank (the
+  // agent, shim/agent.h) may spin without taking a rank's core.
+  bool core_per_thread = false;
 };
 
 // The settings, measured on first use (the relax cost only; oversubscribed
