@@ -90,7 +90,7 @@ struct AgentState {
 };
 
 
-inline constexpr size_t kQueueBytes = 64 * 1024;
+inline constexpr size_t kQueueBytes = size_t{64} * 1024;
 
 // The process's one agent state (never destroyed: it outlives static
 // destructors).

@@ -413,6 +413,7 @@ void Profiler::Report() {
   std::map<std::pair<int, int>, Merged> by_window;
   for (const WindowProfile& p : all) by_window[{p.owner, p.sequence}].Add(p);
   std::vector<Merged> windows;
+  windows.reserve(by_window.size());
   for (auto& [key, merged] : by_window) windows.push_back(merged);
   PrintText(windows, size);
   if (!json_path_.empty()) WriteJson(json_path_, windows, size);

@@ -158,8 +158,9 @@ dart_ret_t Heap::CreateChunk(int k) {
   if (win_ != MPI_WIN_NULL &&
       PMPI_Win_attach(win_, at, static_cast<MPI_Aint>(Size(k))) !=
           MPI_SUCCESS) {
-    mmap(at, Size(k), PROT_NONE,
-         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    // Back to a reservation; on failure the pages stay mapped, unused.
+    (void)mmap(at, Size(k), PROT_NONE,
+               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
     close(fd);
     return DART_ERR_OTHER;
   }

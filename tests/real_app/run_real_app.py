@@ -42,7 +42,8 @@ def parse_args(argv):
     p = argparse.ArgumentParser(prog="run_real_app.py")
     p.add_argument("--name", required=True)
     p.add_argument("--ranks", type=int, required=True)
-    p.add_argument("--layout", required=True, choices=["node", "oddeven", "cliques3"])
+    p.add_argument("--layout", required=True,
+                   choices=["node", "oddeven", "cliques3", "twohost"])
     p.add_argument("--runner", required=True)
     p.add_argument("--shim", required=True)
     p.add_argument("--env", action="append", default=[])
