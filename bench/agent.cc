@@ -87,10 +87,14 @@ enum class Op {
 };
 const char* Name(Op op) {
   switch (op) {
-    case Op::kFetchAndOp: return "fetch_and_op+flush";
-    case Op::kAccumulate: return "accumulate+flush";
-    case Op::kCompareSwap: return "compare_and_swap+flush";
-    case Op::kLockAccUnlock: return "lock+accumulate+unlock";
+    case Op::kFetchAndOp:
+      return "fetch_and_op+flush";
+    case Op::kAccumulate:
+      return "accumulate+flush";
+    case Op::kCompareSwap:
+      return "compare_and_swap+flush";
+    case Op::kLockAccUnlock:
+      return "lock+accumulate+unlock";
     case Op::kLockAllAccUnlockAll:
       return "lock_all(nocheck)+accumulate+unlock_all";
   }
@@ -115,14 +119,14 @@ void RunOp(Op op, int target, MPI_Win win) {
       break;
     case Op::kLockAccUnlock:
       MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win);
-      MPI_Accumulate(&one, 1, MPI_INT64_T, target, 24, 1, MPI_INT64_T,
-                     MPI_SUM, win);
+      MPI_Accumulate(&one, 1, MPI_INT64_T, target, 24, 1, MPI_INT64_T, MPI_SUM,
+                     win);
       MPI_Win_unlock(target, win);
       break;
     case Op::kLockAllAccUnlockAll:
       MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
-      MPI_Accumulate(&one, 1, MPI_INT64_T, target, 32, 1, MPI_INT64_T,
-                     MPI_SUM, win);
+      MPI_Accumulate(&one, 1, MPI_INT64_T, target, 32, 1, MPI_INT64_T, MPI_SUM,
+                     win);
       MPI_Win_unlock_all(win);
       break;
   }
@@ -151,8 +155,9 @@ void Measure(const Options& o, Op op, int target, const char* target_name,
     for (int i = 0; i < iters; ++i) RunOp(op, target, win);
     const double t = Now() - t0;
     if (epoch) MPI_Win_unlock_all(win);
-    Emit(o, Name(op), target_name, computing ? "target computing" : "target in MPI",
-         t / iters * 1e6, "us");
+    Emit(o, Name(op), target_name,
+         computing ? "target computing" : "target in MPI", t / iters * 1e6,
+         "us");
   } else if (rank == target && computing) {
     Compute(o.compute_ms);
   }

@@ -112,7 +112,8 @@ inline int Size(MPI_Comm comm = MPI_COMM_WORLD) {
 
 inline void RequireRanks(int min_ranks) {
   if (Size() < min_ranks) {
-    if (Rank() == 0) std::fprintf(stderr, "needs at least %d ranks\n", min_ranks);
+    if (Rank() == 0)
+      std::fprintf(stderr, "needs at least %d ranks\n", min_ranks);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
 }
@@ -341,7 +342,8 @@ inline std::string Ratio(double num, double den) {
 // columns are right-aligned when they hold numbers.
 class Table {
  public:
-  explicit Table(std::vector<std::string> columns) : columns_(std::move(columns)) {}
+  explicit Table(std::vector<std::string> columns)
+      : columns_(std::move(columns)) {}
 
   void Add(std::vector<std::string> cells) {
     cells.resize(columns_.size());
@@ -441,8 +443,8 @@ class Verifier {
     if (!ok) {
       ++failures_;
       if (failures_ <= 10) {
-        std::fprintf(stderr, "%s: rank %d: CHECK FAILED: %s\n", program_.c_str(),
-                     Rank(), what.c_str());
+        std::fprintf(stderr, "%s: rank %d: CHECK FAILED: %s\n",
+                     program_.c_str(), Rank(), what.c_str());
       }
     }
     return ok;

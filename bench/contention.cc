@@ -24,8 +24,9 @@
 //                  lock xadd at the same places)
 // Counters are checked (excl_cs, fop_hot and random_acc must add up
 // exactly, in every column; "contention: verification passed" on stderr),
-// so a fast wrong answer does not show as a win. The floor needs every rank on one node and the shim preloaded
-// (MPI_Win_shared_query on a managed window); elsewhere its column is "-".
+// so a fast wrong answer does not show as a win. The floor needs every rank on
+// one node and the shim preloaded (MPI_Win_shared_query on a managed window);
+// elsewhere its column is "-".
 //
 //   contention [--csv] [--quick] [--patterns a,b,c]
 #include <mpi.h>
@@ -59,17 +60,17 @@ struct alignas(64) Line {
 
 // One rank's floor block (in a managed window of its own, mapped by all).
 struct FloorBlock {
-  Line counter;        // rank 0: the excl_cs / fop_hot counter
-  Line mcs_tail;       // rank 0: the MCS lock's tail (-1 free)
-  Line mcs_next;       // this rank's queue node
+  Line counter;   // rank 0: the excl_cs / fop_hot counter
+  Line mcs_tail;  // rank 0: the MCS lock's tail (-1 free)
+  Line mcs_next;  // this rank's queue node
   Line mcs_locked;
-  Line reader;         // lock_all floor: this rank's reader flag
-  Line readers;        // shared_get floor: readers of this rank
-  Line neighbour;      // data word written by the left neighbour
-  Line post;           // pscw: posts received from the right neighbour
-  Line complete;       // pscw: completes received from the left neighbour
-  Line barrier[32];    // dissemination barrier: arrivals per round
-  Line area[512];      // random_acc words
+  Line reader;       // lock_all floor: this rank's reader flag
+  Line readers;      // shared_get floor: readers of this rank
+  Line neighbour;    // data word written by the left neighbour
+  Line post;         // pscw: posts received from the right neighbour
+  Line complete;     // pscw: completes received from the left neighbour
+  Line barrier[32];  // dissemination barrier: arrivals per round
+  Line area[512];    // random_acc words
 };
 
 bool g_oversubscribed = false;
@@ -116,8 +117,10 @@ class Floor {
     const int64_t pred =
         at(0).mcs_tail.v.exchange(rank_, std::memory_order_acq_rel);
     if (pred < 0) return;
-    at(static_cast<int>(pred)).mcs_next.v.store(rank_, std::memory_order_release);
-    FloorWait([&] { return me.mcs_locked.v.load(std::memory_order_acquire) == 0; });
+    at(static_cast<int>(pred))
+        .mcs_next.v.store(rank_, std::memory_order_release);
+    FloorWait(
+        [&] { return me.mcs_locked.v.load(std::memory_order_acquire) == 0; });
   }
   void McsUnlock() {
     FloorBlock& me = own();
@@ -138,7 +141,9 @@ class Floor {
   void Barrier() {
     ++barrier_epoch_;
     for (int k = 0, d = 1; d < size_; ++k, d *= 2) {
-      at((rank_ + d) % size_).barrier[k].v.fetch_add(1, std::memory_order_release);
+      at((rank_ + d) % size_)
+          .barrier[k]
+          .v.fetch_add(1, std::memory_order_release);
       Line& mine = own().barrier[k];
       FloorWait([&] {
         return mine.v.load(std::memory_order_acquire) >= barrier_epoch_;
@@ -335,7 +340,9 @@ double PscwRingFloor(Ctx& c, Floor& f) {
     // post: tell the left neighbour (my origin) it may write
     f.at(c.left).post.v.fetch_add(1, std::memory_order_release);
     // start: wait for the right neighbour's post
-    FloorWait([&] { return f.own().post.v.load(std::memory_order_acquire) >= epoch; });
+    FloorWait([&] {
+      return f.own().post.v.load(std::memory_order_acquire) >= epoch;
+    });
     f.at(c.right).neighbour.v.store(c.rank, std::memory_order_relaxed);
     // complete: tell the right neighbour; wait: for the left's complete
     f.at(c.right).complete.v.fetch_add(1, std::memory_order_release);
@@ -489,7 +496,8 @@ int main(int argc, char** argv) {
       continue;
     }
     if (Rank() == 0) {
-      std::fprintf(stderr, "usage: contention [--csv] [--quick] [--patterns a,b]\n");
+      std::fprintf(stderr,
+                   "usage: contention [--csv] [--quick] [--patterns a,b]\n");
     }
     MPI_Abort(MPI_COMM_WORLD, 2);
   }

@@ -103,7 +103,8 @@ std::function<void()> DartOp(bool put, bool blocking, dart_gptr_t target,
       dart_put_blocking(target, buf, n, DART_TYPE_BYTE, DART_TYPE_BYTE);
     })
                     : [=] {
-                        dart_put(target, buf, n, DART_TYPE_BYTE, DART_TYPE_BYTE);
+                        dart_put(target, buf, n, DART_TYPE_BYTE,
+                                 DART_TYPE_BYTE);
                       };
   }
   return blocking ? std::function<void()>([=] {
@@ -191,9 +192,10 @@ int Run(int me, size_t units, const rmashim_bench::Flags& flags) {
       std::vector<char> buf(kMaxBytes, 2);
       char* b = buf.data();
       const bool local = rmashim_bench::MappedPeer(shim, kTarget) != nullptr;
-      std::printf("DART vs rmashim vs native MPICH, unit 0 -> unit 1 (%s), "
-                  "%zu units\n",
-                  local ? "node-local" : "remote", units);
+      std::printf(
+          "DART vs rmashim vs native MPICH, unit 0 -> unit 1 (%s), "
+          "%zu units\n",
+          local ? "node-local" : "remote", units);
       const char* header =
           "|   bytes |  DART us  |  shim us  | native us | DART-shim ns | "
           "native/DART |\n"
@@ -202,10 +204,11 @@ int Run(int me, size_t units, const rmashim_bench::Flags& flags) {
       struct Metric {
         const char* name;
         bool put, blocking;
-      } metrics[] = {{"blocking put, completion time (DTCT)", true, true},
-                     {"blocking get, completion time (DTCT)", false, true},
-                     {"non-blocking put, initiation time (DTIT)", true, false},
-                     {"non-blocking get, initiation time (DTIT)", false, false}};
+      } metrics[] = {
+          {"blocking put, completion time (DTCT)", true, true},
+          {"blocking get, completion time (DTCT)", false, true},
+          {"non-blocking put, initiation time (DTIT)", true, false},
+          {"non-blocking get, initiation time (DTIT)", false, false}};
       // Warm every path up (connections, registrations) before measuring.
       for (int i = 0; i < 500; ++i) {
         for (bool put : {true, false}) {

@@ -30,7 +30,9 @@ enum class Engine { kNative, kShim, kFloor };
 enum class Update { kAccumulate, kFetchAndOp };
 
 const char* Name(Engine e) {
-  return e == Engine::kNative ? "native" : e == Engine::kShim ? "shim" : "floor";
+  return e == Engine::kNative ? "native"
+         : e == Engine::kShim ? "shim"
+                              : "floor";
 }
 const char* Name(Update u) { return u == Update::kAccumulate ? "acc" : "fop"; }
 
@@ -53,9 +55,13 @@ struct Layout {
   uint64_t words_per_rank;
   int ranks;
   uint64_t total() const { return words_per_rank * ranks; }
-  int Owner(uint64_t r) const { return static_cast<int>(r % total() / words_per_rank); }
+  int Owner(uint64_t r) const {
+    return static_cast<int>(r % total() / words_per_rank);
+  }
   uint64_t Offset(uint64_t r) const { return r % total() % words_per_rank; }
-  uint64_t Initial(int rank, uint64_t i) const { return rank * words_per_rank + i; }
+  uint64_t Initial(int rank, uint64_t i) const {
+    return rank * words_per_rank + i;
+  }
 };
 
 struct Pass {
@@ -66,8 +72,9 @@ struct Pass {
 // Applies updates of this rank's stream through `engine`: exactly `updates`
 // of them, or with updates < 0 as many as fit in `budget_s` (engines differ
 // by 1000x in speed; a time budget keeps every pass measurable and short).
-Pass Apply(Engine engine, Update kind, MPI_Win win, const std::vector<uint64_t*>& peers,
-           const Layout& t, long updates, double budget_s) {
+Pass Apply(Engine engine, Update kind, MPI_Win win,
+           const std::vector<uint64_t*>& peers, const Layout& t, long updates,
+           double budget_s) {
   Stream stream(Rank());
   std::vector<uint64_t> values(kLookahead);
   uint64_t old = 0;
@@ -79,7 +86,8 @@ Pass Apply(Engine engine, Update kind, MPI_Win win, const std::vector<uint64_t*>
   // pattern; native MPICH overshoots its budget by 64 updates, ~0.1 ms).
   const long check_every = 64;
   auto done = [&](long u) {
-    return updates >= 0 ? u == updates : u % check_every == 0 && MPI_Wtime() > deadline;
+    return updates >= 0 ? u == updates
+                        : u % check_every == 0 && MPI_Wtime() > deadline;
   };
   long u = 0;
   if (engine == Engine::kFloor) {
@@ -102,7 +110,8 @@ Pass Apply(Engine engine, Update kind, MPI_Win win, const std::vector<uint64_t*>
     // The origin buffer stays untouched until a flush completes it.
     uint64_t& value = values[u % kLookahead];
     value = r;
-    MPI_Accumulate(&value, 1, MPI_UINT64_T, owner, disp, 1, MPI_UINT64_T, MPI_BXOR, win);
+    MPI_Accumulate(&value, 1, MPI_UINT64_T, owner, disp, 1, MPI_UINT64_T,
+                   MPI_BXOR, win);
     if ((u + 1) % kLookahead == 0) MPI_Win_flush_all(win);
   }
   MPI_Win_unlock_all(win);
@@ -110,10 +119,12 @@ Pass Apply(Engine engine, Update kind, MPI_Win win, const std::vector<uint64_t*>
 }
 
 // This rank's part of the table after rank r applied updates[r] updates.
-std::vector<uint64_t> Expected(const Layout& t, const std::vector<long>& updates) {
+std::vector<uint64_t> Expected(const Layout& t,
+                               const std::vector<long>& updates) {
   const int me = Rank();
   std::vector<uint64_t> expected(t.words_per_rank);
-  for (uint64_t i = 0; i < t.words_per_rank; ++i) expected[i] = t.Initial(me, i);
+  for (uint64_t i = 0; i < t.words_per_rank; ++i)
+    expected[i] = t.Initial(me, i);
   for (int rank = 0; rank < t.ranks; ++rank) {
     Stream stream(rank);
     for (long u = 0; u < updates[rank]; ++u) {
@@ -125,11 +136,13 @@ std::vector<uint64_t> Expected(const Layout& t, const std::vector<long>& updates
 }
 
 // Words of this rank's part that differ from `expected`, summed over ranks.
-long Errors(MPI_Win win, const uint64_t* table, const std::vector<uint64_t>& expected) {
+long Errors(MPI_Win win, const uint64_t* table,
+            const std::vector<uint64_t>& expected) {
   long errors = 0;
   MPI_Barrier(MPI_COMM_WORLD);
   OnOwnMemory(win, /*passive=*/true, [&] {
-    for (size_t i = 0; i < expected.size(); ++i) errors += table[i] != expected[i];
+    for (size_t i = 0; i < expected.size(); ++i)
+      errors += table[i] != expected[i];
   });
   MPI_Allreduce(MPI_IN_PLACE, &errors, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   return errors;
@@ -144,22 +157,27 @@ struct Result {
 // the same updates again (timed too), HPCC's check that they undid the
 // first pass. GUPS over both passes, timed by the slowest rank.
 Result Run(Engine engine, Update kind, MPI_Win win, uint64_t* table,
-           const std::vector<uint64_t*>& peers, const Layout& t, double budget_s,
-           Verifier& verifier) {
+           const std::vector<uint64_t*>& peers, const Layout& t,
+           double budget_s, Verifier& verifier) {
   std::vector<uint64_t> initial(t.words_per_rank);
-  for (uint64_t i = 0; i < t.words_per_rank; ++i) initial[i] = t.Initial(Rank(), i);
-  OnOwnMemory(win, /*passive=*/true, [&] { std::copy(initial.begin(), initial.end(), table); });
+  for (uint64_t i = 0; i < t.words_per_rank; ++i)
+    initial[i] = t.Initial(Rank(), i);
+  OnOwnMemory(win, /*passive=*/true,
+              [&] { std::copy(initial.begin(), initial.end(), table); });
   const Pass first = Apply(engine, kind, win, peers, t, -1, budget_s);
   std::vector<long> updates(t.ranks);
-  MPI_Allgather(&first.updates, 1, MPI_LONG, updates.data(), 1, MPI_LONG, MPI_COMM_WORLD);
+  MPI_Allgather(&first.updates, 1, MPI_LONG, updates.data(), 1, MPI_LONG,
+                MPI_COMM_WORLD);
   const long replay_errors = Errors(win, table, Expected(t, updates));
   const Pass second = Apply(engine, kind, win, peers, t, first.updates, 0);
   const long hpcc_errors = Errors(win, table, initial);
   const std::string what = std::string(Name(kind)) + " " + Name(engine) + ": ";
-  verifier.Expect(replay_errors == 0, what + std::to_string(replay_errors) +
-                                          " words differ from the replayed updates");
-  verifier.Expect(hpcc_errors == 0, what + std::to_string(hpcc_errors) +
-                                        " words not restored by the second pass");
+  verifier.Expect(replay_errors == 0,
+                  what + std::to_string(replay_errors) +
+                      " words differ from the replayed updates");
+  verifier.Expect(hpcc_errors == 0,
+                  what + std::to_string(hpcc_errors) +
+                      " words not restored by the second pass");
   double seconds[2] = {first.seconds, second.seconds};
   MPI_Allreduce(MPI_IN_PLACE, seconds, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   long total = 0;
@@ -185,16 +203,17 @@ void Benchmark(const Flags& flags, Verifier& verifier) {
   MPI_Allreduce(MPI_IN_PLACE, &all_mapped, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   Result floor;  // the same atomic XOR for both kinds of update
   if (all_mapped) {
-    floor = Run(Engine::kFloor, Update::kFetchAndOp, windows.shim.win, shim_table, peers, t,
-                budget_s, verifier);
+    floor = Run(Engine::kFloor, Update::kFetchAndOp, windows.shim.win,
+                shim_table, peers, t, budget_s, verifier);
   }
   Table out({"update", "ranks", "table_words", "native_updates", "shim_updates",
-             "native_gups", "shim_gups", "floor_gups", "speedup", "shim/floor"});
+             "native_gups", "shim_gups", "floor_gups", "speedup",
+             "shim/floor"});
   for (Update kind : {Update::kAccumulate, Update::kFetchAndOp}) {
-    const Result native = Run(Engine::kNative, kind, windows.native.win, native_table,
-                              peers, t, budget_s, verifier);
-    const Result shim = Run(Engine::kShim, kind, windows.shim.win, shim_table, peers, t,
-                            budget_s, verifier);
+    const Result native = Run(Engine::kNative, kind, windows.native.win,
+                              native_table, peers, t, budget_s, verifier);
+    const Result shim = Run(Engine::kShim, kind, windows.shim.win, shim_table,
+                            peers, t, budget_s, verifier);
     out.Add({Name(kind), std::to_string(t.ranks), std::to_string(t.total()),
              std::to_string(native.updates), std::to_string(shim.updates),
              Sig(native.gups), Sig(shim.gups), Sig(floor.gups),

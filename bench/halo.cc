@@ -26,10 +26,14 @@ enum class Version { kP2p, kFence, kPscw, kLock };
 
 const char* Name(Version v) {
   switch (v) {
-    case Version::kP2p: return "p2p";
-    case Version::kFence: return "fence";
-    case Version::kPscw: return "pscw";
-    case Version::kLock: return "lock";
+    case Version::kP2p:
+      return "p2p";
+    case Version::kFence:
+      return "fence";
+    case Version::kPscw:
+      return "pscw";
+    case Version::kLock:
+      return "lock";
   }
   return "?";
 }
@@ -64,15 +68,18 @@ struct Grid {
 
 // One halo-exchange step: `send` slot j goes to neighbour j and lands in its
 // receive slot Opposite(j) (the window itself for the one-sided versions).
-void Step(Version v, const Grid& g, MPI_Win win, const char* send, char* recv, int n) {
+void Step(Version v, const Grid& g, MPI_Win win, const char* send, char* recv,
+          int n) {
   switch (v) {
     case Version::kP2p: {
       MPI_Request req[2 * kNeighbours];
       for (int j = 0; j < kNeighbours; ++j) {
-        MPI_Irecv(recv + j * n, n, MPI_BYTE, g.nbr[j], Opposite(j), g.comm, &req[j]);
+        MPI_Irecv(recv + j * n, n, MPI_BYTE, g.nbr[j], Opposite(j), g.comm,
+                  &req[j]);
       }
       for (int j = 0; j < kNeighbours; ++j) {
-        MPI_Isend(send + j * n, n, MPI_BYTE, g.nbr[j], j, g.comm, &req[kNeighbours + j]);
+        MPI_Isend(send + j * n, n, MPI_BYTE, g.nbr[j], j, g.comm,
+                  &req[kNeighbours + j]);
       }
       MPI_Waitall(2 * kNeighbours, req, MPI_STATUSES_IGNORE);
       return;
@@ -80,15 +87,18 @@ void Step(Version v, const Grid& g, MPI_Win win, const char* send, char* recv, i
     case Version::kFence:  // the paper's Figure 1
       MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
       for (int j = 0; j < kNeighbours; ++j) {
-        MPI_Put(send + j * n, n, MPI_BYTE, g.nbr[j], Opposite(j) * n, n, MPI_BYTE, win);
+        MPI_Put(send + j * n, n, MPI_BYTE, g.nbr[j], Opposite(j) * n, n,
+                MPI_BYTE, win);
       }
-      MPI_Win_fence(MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOSUCCEED, win);
+      MPI_Win_fence(MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOSUCCEED,
+                    win);
       return;
     case Version::kPscw:
       MPI_Win_post(g.group, 0, win);
       MPI_Win_start(g.group, 0, win);
       for (int j = 0; j < kNeighbours; ++j) {
-        MPI_Put(send + j * n, n, MPI_BYTE, g.nbr[j], Opposite(j) * n, n, MPI_BYTE, win);
+        MPI_Put(send + j * n, n, MPI_BYTE, g.nbr[j], Opposite(j) * n, n,
+                MPI_BYTE, win);
       }
       MPI_Win_complete(win);
       MPI_Win_wait(win);
@@ -96,7 +106,8 @@ void Step(Version v, const Grid& g, MPI_Win win, const char* send, char* recv, i
     case Version::kLock:  // the targets learn of the data from the barrier
       for (int j = 0; j < kNeighbours; ++j) {
         MPI_Win_lock(MPI_LOCK_SHARED, g.nbr[j], 0, win);
-        MPI_Put(send + j * n, n, MPI_BYTE, g.nbr[j], Opposite(j) * n, n, MPI_BYTE, win);
+        MPI_Put(send + j * n, n, MPI_BYTE, g.nbr[j], Opposite(j) * n, n,
+                MPI_BYTE, win);
         MPI_Win_unlock(g.nbr[j], win);
       }
       MPI_Barrier(g.comm);
@@ -111,21 +122,27 @@ char Pattern(int rank, int slot, size_t i, int tag) {
 // One more step with fresh data; every receive slot must hold what its
 // neighbour sent.
 void Verify(Version v, const Grid& g, const Window* w, std::vector<char>& send,
-            std::vector<char>& recv, size_t bytes, int tag, Verifier& verifier) {
+            std::vector<char>& recv, size_t bytes, int tag,
+            Verifier& verifier) {
   const int me = Rank(g.comm);
   for (int j = 0; j < kNeighbours; ++j) {
-    for (size_t i = 0; i < bytes; ++i) send[j * bytes + i] = Pattern(me, j, i, tag);
+    for (size_t i = 0; i < bytes; ++i)
+      send[j * bytes + i] = Pattern(me, j, i, tag);
   }
   char* into = w ? w->base : recv.data();
   MPI_Barrier(g.comm);
-  if (w) OnOwnMemory(w->win, true, [&] { std::memset(into, 0, kNeighbours * bytes); });
+  if (w)
+    OnOwnMemory(w->win, true,
+                [&] { std::memset(into, 0, kNeighbours * bytes); });
   MPI_Barrier(g.comm);
-  Step(v, g, w ? w->win : MPI_WIN_NULL, send.data(), into, static_cast<int>(bytes));
+  Step(v, g, w ? w->win : MPI_WIN_NULL, send.data(), into,
+       static_cast<int>(bytes));
   bool ok = true;
   auto check = [&] {
     for (int j = 0; j < kNeighbours; ++j) {
       for (size_t i = 0; i < bytes; ++i) {
-        ok = ok && into[j * bytes + i] == Pattern(g.nbr[j], Opposite(j), i, tag);
+        ok =
+            ok && into[j * bytes + i] == Pattern(g.nbr[j], Opposite(j), i, tag);
       }
     }
   };
@@ -135,7 +152,8 @@ void Verify(Version v, const Grid& g, const Window* w, std::vector<char>& send,
     check();
   }
   verifier.Expect(ok, std::string(w ? w->name : "") + " " + Name(v) + " " +
-                          std::to_string(bytes) + " B: a neighbour's data is missing");
+                          std::to_string(bytes) +
+                          " B: a neighbour's data is missing");
 }
 
 }  // namespace
@@ -147,12 +165,14 @@ int main(int argc, char** argv) {
   {
     Grid grid;
     WindowPair windows(kNeighbours * kMaxBytes, grid.comm);
-    std::vector<char> send(kNeighbours * kMaxBytes, 1), recv(kNeighbours * kMaxBytes);
+    std::vector<char> send(kNeighbours * kMaxBytes, 1),
+        recv(kNeighbours * kMaxBytes);
     const std::vector<size_t> sizes =
         flags.quick ? std::vector<size_t>{16, 1024, 65536}
-                    : std::vector<size_t>{16, 64, 256, 1024, 4096, 16384, 65536, kMaxBytes};
-    Table table({"bytes", "ranks", "sync", "p2p_us", "native_us", "shim_us", "native_ratio",
-                 "shim_ratio", "speedup"});
+                    : std::vector<size_t>{16,   64,    256,   1024,
+                                          4096, 16384, 65536, kMaxBytes};
+    Table table({"bytes", "ranks", "sync", "p2p_us", "native_us", "shim_us",
+                 "native_ratio", "shim_ratio", "speedup"});
     int tag = 0;
     for (size_t bytes : sizes) {
       const int n = static_cast<int>(bytes);
@@ -167,9 +187,9 @@ int main(int argc, char** argv) {
       for (Version v : {Version::kFence, Version::kPscw, Version::kLock}) {
         const double native = time(v, &windows.native);
         const double shim = time(v, &windows.shim);
-        table.Add({std::to_string(bytes), std::to_string(Size()), Name(v), Num(p2p),
-                   Num(native), Num(shim), Num(native / p2p), Num(shim / p2p),
-                   Ratio(native, shim)});
+        table.Add({std::to_string(bytes), std::to_string(Size()), Name(v),
+                   Num(p2p), Num(native), Num(shim), Num(native / p2p),
+                   Num(shim / p2p), Ratio(native, shim)});
       }
     }
     if (Rank() == 0) table.Print(flags.csv);

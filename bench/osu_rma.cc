@@ -35,7 +35,8 @@ constexpr int kMaxPerEpoch = 64;
 // OSU's window of 64 operations in flight, capped at 16 MiB per epoch so
 // the large sizes stay within the sweep's time budget.
 int PerEpoch(size_t bytes) {
-  return static_cast<int>(std::clamp<size_t>((size_t{16} << 20) / bytes, 1, kMaxPerEpoch));
+  return static_cast<int>(
+      std::clamp<size_t>((size_t{16} << 20) / bytes, 1, kMaxPerEpoch));
 }
 
 std::vector<size_t> Sizes(Op op) {
@@ -64,8 +65,8 @@ class FloorTarget {
     MPI_Comm_split_type(pair, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     if (Size(node) == Size(pair)) {
       char* base = nullptr;
-      MPI_Win_allocate_shared(origin ? 0 : kMaxBytes, 1, MPI_INFO_NULL, pair, &base,
-                              &shared_);
+      MPI_Win_allocate_shared(origin ? 0 : kMaxBytes, 1, MPI_INFO_NULL, pair,
+                              &base, &shared_);
       MPI_Aint size = 0;
       int unit = 0;
       MPI_Win_shared_query(shared_, kTarget, &size, &unit, &peer_);
@@ -122,14 +123,17 @@ int main(int argc, char** argv) {
           }
           const double floor_us = peer != nullptr ? floors[{op, bytes}] : 0;
           for (int per_epoch : {1, PerEpoch(bytes)}) {
-            const double native = MeasureOp(pair, windows.native.win, sync, op, bytes,
-                                            per_epoch, buffers, batch_ms);
-            const double shim = MeasureOp(pair, windows.shim.win, sync, op, bytes,
-                                          per_epoch, buffers, batch_ms);
-            table.Add({Name(op), Name(sync), per_epoch == 1 ? "latency" : "bandwidth",
-                       std::to_string(bytes), std::to_string(per_epoch), Num(native, 4),
-                       Num(shim, 4), Num(floor_us, 4), Ratio(native, shim),
-                       Ratio(shim, floor_us), Num(bytes / native, 1), Num(bytes / shim, 1),
+            const double native =
+                MeasureOp(pair, windows.native.win, sync, op, bytes, per_epoch,
+                          buffers, batch_ms);
+            const double shim = MeasureOp(pair, windows.shim.win, sync, op,
+                                          bytes, per_epoch, buffers, batch_ms);
+            table.Add({Name(op), Name(sync),
+                       per_epoch == 1 ? "latency" : "bandwidth",
+                       std::to_string(bytes), std::to_string(per_epoch),
+                       Num(native, 4), Num(shim, 4), Num(floor_us, 4),
+                       Ratio(native, shim), Ratio(shim, floor_us),
+                       Num(bytes / native, 1), Num(bytes / shim, 1),
                        Num(1 / native, 4), Num(1 / shim, 4)});
           }
         }

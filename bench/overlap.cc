@@ -35,12 +35,13 @@ struct Measured {
 };
 
 // Origin side: Tcomm of an epoch of 16 puts, then with Tcomp after them.
-Measured OriginOverlap(MPI_Comm pair, MPI_Win win, Sync sync, size_t bytes, OpBuffers& b,
-                       double batch_ms) {
-  const double comm = kPuts * MeasureOp(pair, win, sync, Op::kPut, bytes, kPuts, b, batch_ms);
+Measured OriginOverlap(MPI_Comm pair, MPI_Win win, Sync sync, size_t bytes,
+                       OpBuffers& b, double batch_ms) {
+  const double comm =
+      kPuts * MeasureOp(pair, win, sync, Op::kPut, bytes, kPuts, b, batch_ms);
   const double comp = kComputeFactor * comm;
-  const double total =
-      kPuts * MeasureOp(pair, win, sync, Op::kPut, bytes, kPuts, b, batch_ms, comp);
+  const double total = kPuts * MeasureOp(pair, win, sync, Op::kPut, bytes,
+                                         kPuts, b, batch_ms, comp);
   return {comp, comm, Overlap(comm, comp, total)};
 }
 
@@ -83,13 +84,14 @@ int main(int argc, char** argv) {
     const double batch_ms = BatchMs(flags);
     WindowPair windows(kPuts * kMaxBytes, pair);
     OpBuffers buffers(kMaxBytes, kPuts);
-    Table table({"test", "sync", "bytes", "native_compute_us", "shim_compute_us",
-                 "native_base_us", "shim_base_us", "native", "shim", "unit"});
-    auto add = [&](const std::string& test, Sync sync, size_t bytes, const Measured& n,
-                   const Measured& s, const char* unit) {
+    Table table({"test", "sync", "bytes", "native_compute_us",
+                 "shim_compute_us", "native_base_us", "shim_base_us", "native",
+                 "shim", "unit"});
+    auto add = [&](const std::string& test, Sync sync, size_t bytes,
+                   const Measured& n, const Measured& s, const char* unit) {
       table.Add({test, Name(sync), std::to_string(bytes), Num(n.compute_us, 1),
-                 Num(s.compute_us, 1), Num(n.base_us), Num(s.base_us), Num(n.value),
-                 Num(s.value), unit});
+                 Num(s.compute_us, 1), Num(n.base_us), Num(s.base_us),
+                 Num(n.value), Num(s.value), unit});
     };
 
     // Skew: 256 KiB puts as in the paper's Table 1.
@@ -97,37 +99,46 @@ int main(int argc, char** argv) {
     const int reps = flags.quick ? 3 : 9;
     for (Sync sync : {Sync::kPscw, Sync::kLock}) {
       for (const Window* w : {&windows.native, &windows.shim}) {
-        VerifyOp(pair, w->win, w->base, sync, Op::kPut, skew_bytes, verifier, w->name);
+        VerifyOp(pair, w->win, w->base, sync, Op::kPut, skew_bytes, verifier,
+                 w->name);
       }
       auto skew = [&](const Window& w, double compute_us) {
-        return SkewUs(pair, w.win, sync, buffers.src.data(), skew_bytes, compute_us, reps);
+        return SkewUs(pair, w.win, sync, buffers.src.data(), skew_bytes,
+                      compute_us, reps);
       };
-      const double native0 = skew(windows.native, 0), shim0 = skew(windows.shim, 0);
+      const double native0 = skew(windows.native, 0),
+                   shim0 = skew(windows.shim, 0);
       const std::vector<double> computes =
-          flags.quick ? std::vector<double>{1000} : std::vector<double>{100, 1000, 10000};
-      add("skew", sync, skew_bytes, {0, native0, native0}, {0, shim0, shim0}, "us");
+          flags.quick ? std::vector<double>{1000}
+                      : std::vector<double>{100, 1000, 10000};
+      add("skew", sync, skew_bytes, {0, native0, native0}, {0, shim0, shim0},
+          "us");
       for (double c : computes) {
         add("skew", sync, skew_bytes, {c, native0, skew(windows.native, c)},
             {c, shim0, skew(windows.shim, c)}, "us");
       }
     }
 
-    const std::vector<size_t> sizes = flags.quick
-                                          ? std::vector<size_t>{65536}
-                                          : std::vector<size_t>{4096, 65536, 262144, kMaxBytes};
+    const std::vector<size_t> sizes =
+        flags.quick ? std::vector<size_t>{65536}
+                    : std::vector<size_t>{4096, 65536, 262144, kMaxBytes};
     for (size_t bytes : sizes) {
       for (Sync sync : {Sync::kFlush, Sync::kPscw}) {
         for (const Window* w : {&windows.native, &windows.shim}) {
-          VerifyOp(pair, w->win, w->base, sync, Op::kPut, bytes, verifier, w->name);
+          VerifyOp(pair, w->win, w->base, sync, Op::kPut, bytes, verifier,
+                   w->name);
         }
         add("origin overlap", sync, bytes,
-            OriginOverlap(pair, windows.native.win, sync, bytes, buffers, batch_ms),
-            OriginOverlap(pair, windows.shim.win, sync, bytes, buffers, batch_ms),
+            OriginOverlap(pair, windows.native.win, sync, bytes, buffers,
+                          batch_ms),
+            OriginOverlap(pair, windows.shim.win, sync, bytes, buffers,
+                          batch_ms),
             "fraction");
       }
       add("target overlap", Sync::kPscw, bytes,
           TargetOverlap(pair, windows.native.win, bytes, buffers, batch_ms),
-          TargetOverlap(pair, windows.shim.win, bytes, buffers, batch_ms), "fraction");
+          TargetOverlap(pair, windows.shim.win, bytes, buffers, batch_ms),
+          "fraction");
     }
     if (Rank(pair) == kOrigin) table.Print(flags.csv);
     MPI_Comm_free(&pair);

@@ -30,22 +30,32 @@ constexpr Sync kAllSyncs[] = {Sync::kFlush, Sync::kLock, Sync::kLockAll,
 
 inline const char* Name(Sync sync) {
   switch (sync) {
-    case Sync::kFlush: return "flush";
-    case Sync::kLock: return "lock";
-    case Sync::kLockAll: return "lock_all";
-    case Sync::kFence: return "fence";
-    case Sync::kPscw: return "pscw";
+    case Sync::kFlush:
+      return "flush";
+    case Sync::kLock:
+      return "lock";
+    case Sync::kLockAll:
+      return "lock_all";
+    case Sync::kFence:
+      return "fence";
+    case Sync::kPscw:
+      return "pscw";
   }
   return "?";
 }
 
 inline const char* Name(Op op) {
   switch (op) {
-    case Op::kPut: return "put";
-    case Op::kGet: return "get";
-    case Op::kAccumulate: return "acc";
-    case Op::kFetchAndOp: return "fetch_and_op";
-    case Op::kCompareAndSwap: return "cas";
+    case Op::kPut:
+      return "put";
+    case Op::kGet:
+      return "get";
+    case Op::kAccumulate:
+      return "acc";
+    case Op::kFetchAndOp:
+      return "fetch_and_op";
+    case Op::kCompareAndSwap:
+      return "cas";
   }
   return "?";
 }
@@ -301,8 +311,12 @@ inline void VerifyOp(MPI_Comm pair, MPI_Win win, char* base, Sync sync, Op op,
     case Op::kPut: {
       {
         Epochs epochs(win, sync, origin);
-        epochs.Run([&] { MPI_Put(pattern.data(), n, MPI_BYTE, kTarget, 0, n, MPI_BYTE, win); });
-        epochs.Run([&] { MPI_Get(got.data(), n, MPI_BYTE, kTarget, 0, n, MPI_BYTE, win); });
+        epochs.Run([&] {
+          MPI_Put(pattern.data(), n, MPI_BYTE, kTarget, 0, n, MPI_BYTE, win);
+        });
+        epochs.Run([&] {
+          MPI_Get(got.data(), n, MPI_BYTE, kTarget, 0, n, MPI_BYTE, win);
+        });
       }
       if (origin) v.Expect(got == pattern, what + "get after put differs");
       target_memory([&] {
@@ -316,9 +330,12 @@ inline void VerifyOp(MPI_Comm pair, MPI_Win win, char* base, Sync sync, Op op,
       target_memory([&] { std::memcpy(base, pattern.data(), bytes); });
       {
         Epochs epochs(win, sync, origin);
-        epochs.Run([&] { MPI_Get(got.data(), n, MPI_BYTE, kTarget, 0, n, MPI_BYTE, win); });
+        epochs.Run([&] {
+          MPI_Get(got.data(), n, MPI_BYTE, kTarget, 0, n, MPI_BYTE, win);
+        });
       }
-      if (origin) v.Expect(got == pattern, what + "get differs from target memory");
+      if (origin)
+        v.Expect(got == pattern, what + "get differs from target memory");
       break;
     }
     case Op::kAccumulate: {
@@ -333,10 +350,14 @@ inline void VerifyOp(MPI_Comm pair, MPI_Win win, char* base, Sync sync, Op op,
                            MPI_DOUBLE, MPI_SUM, win);
           }
         });
-        epochs.Run([&] { MPI_Get(sums.data(), n / 8, MPI_DOUBLE, kTarget, 0, n / 8, MPI_DOUBLE, win); });
+        epochs.Run([&] {
+          MPI_Get(sums.data(), n / 8, MPI_DOUBLE, kTarget, 0, n / 8, MPI_DOUBLE,
+                  win);
+        });
       }
       if (origin) {
-        v.Expect(std::all_of(sums.begin(), sums.end(), [](double x) { return x == 3.0; }),
+        v.Expect(std::all_of(sums.begin(), sums.end(),
+                             [](double x) { return x == 3.0; }),
                  what + "three accumulates of 1.0 did not sum to 3.0");
       }
       target_memory([&] {
@@ -358,18 +379,21 @@ inline void VerifyOp(MPI_Comm pair, MPI_Win win, char* base, Sync sync, Op op,
         epochs.Run([&] {  // accumulate ordering keeps the five in order
           for (int k = 0; k < 5; ++k) {
             if (fop) {
-              MPI_Fetch_and_op(&one, &results[k], MPI_UINT64_T, kTarget, 0, MPI_SUM, win);
+              MPI_Fetch_and_op(&one, &results[k], MPI_UINT64_T, kTarget, 0,
+                               MPI_SUM, win);
             } else {
-              MPI_Compare_and_swap(&swap[k], &compare[k], &results[k], MPI_UINT64_T,
-                                   kTarget, 0, win);
+              MPI_Compare_and_swap(&swap[k], &compare[k], &results[k],
+                                   MPI_UINT64_T, kTarget, 0, win);
             }
           }
         });
         epochs.Run([&] {  // a no-op read, or a swap that must fail
           if (fop) {
-            MPI_Fetch_and_op(nullptr, &results[5], MPI_UINT64_T, kTarget, 0, MPI_NO_OP, win);
+            MPI_Fetch_and_op(nullptr, &results[5], MPI_UINT64_T, kTarget, 0,
+                             MPI_NO_OP, win);
           } else {
-            MPI_Compare_and_swap(&seven, &wrong, &results[5], MPI_UINT64_T, kTarget, 0, win);
+            MPI_Compare_and_swap(&seven, &wrong, &results[5], MPI_UINT64_T,
+                                 kTarget, 0, win);
           }
         });
       }

@@ -18,11 +18,12 @@
 // Reported: the fastest of --batches (default 21) batches of about 1 ms per
 // column (short batches, so on a loaded machine some escape preemption); the
 // median too. A column that has spent --budget-ms (250) on a row stops after
-// 3 batches (native MPICH on a loaded machine). The last column says whether the cell's results were right
-// ("WRONG:<columns>" otherwise; the exit status is then 1). Every (call, type, op, size) is verified on each column
-// before it is timed: target T0, two operations with origin O, then the
-// target must be op(op(T0, O), O) and the fetched values T0 and op(T0, O),
-// against a scalar reference computed here.
+// 3 batches (native MPICH on a loaded machine). The last column says whether
+// the cell's results were right
+// ("WRONG:<columns>" otherwise; the exit status is then 1). Every (call, type,
+// op, size) is verified on each column before it is timed: target T0, two
+// operations with origin O, then the target must be op(op(T0, O), O) and the
+// fetched values T0 and op(T0, O), against a scalar reference computed here.
 //
 // The program is MPI-only apart from an optional dlsym of the shim, so
 // scripts/bench_accumulate.sh also builds it with Open MPI's mpicxx and runs
@@ -69,7 +70,8 @@ struct SumOp {
   static T Apply(T t, T o) {
     if constexpr (std::is_integral_v<T>) {  // wraps, as MPI's does
       using U = std::make_unsigned_t<T>;
-      return static_cast<T>(static_cast<U>(static_cast<U>(t) + static_cast<U>(o)));
+      return static_cast<T>(
+          static_cast<U>(static_cast<U>(t) + static_cast<U>(o)));
     } else {
       return t + o;
     }
@@ -79,23 +81,28 @@ struct MaxOp {
   static constexpr const char* kName = "MAX";
   static MPI_Op Mpi() { return MPI_MAX; }
   template <typename T>
-  static T Apply(T t, T o) { return t > o ? t : o; }
+  static T Apply(T t, T o) {
+    return t > o ? t : o;
+  }
 };
 struct ReplaceOp {
   static constexpr const char* kName = "REPLACE";
   static MPI_Op Mpi() { return MPI_REPLACE; }
   template <typename T>
-  static T Apply(T, T o) { return o; }
+  static T Apply(T, T o) {
+    return o;
+  }
 };
 
 // The floor: what a compiler makes of the obvious loop (vectorized at -O3;
 // no aliasing between the buffers, as MPI guarantees for these), built for
 // AVX2 too and run that way where the CPU has it, as the shim's loops are.
-#define RMASHIM_FLOOR_LOOPS(suffix, attributes)                                    \
-  template <typename T, typename Op>                                               \
-  attributes void FloorAccumulate##suffix(T* __restrict target,                    \
-                                          const T* __restrict origin, size_t n) {  \
-    for (size_t i = 0; i < n; ++i) target[i] = Op::Apply(target[i], origin[i]);   \
+#define RMASHIM_FLOOR_LOOPS(suffix, attributes)                     \
+  template <typename T, typename Op>                                \
+  attributes void FloorAccumulate##suffix(                          \
+      T* __restrict target, const T* __restrict origin, size_t n) { \
+    for (size_t i = 0; i < n; ++i)                                  \
+      target[i] = Op::Apply(target[i], origin[i]);                  \
   }
 RMASHIM_FLOOR_LOOPS(Baseline, __attribute__((noinline)))
 RMASHIM_FLOOR_LOOPS(Avx2, __attribute__((noinline, target("avx2"))))
@@ -105,7 +112,8 @@ RMASHIM_FLOOR_LOOPS(Avx2, __attribute__((noinline, target("avx2"))))
 const bool kFloorAvx2 = (__builtin_cpu_init(), __builtin_cpu_supports("avx2"));
 
 template <typename T, typename Op>
-void FloorAccumulate(T* __restrict target, const T* __restrict origin, size_t n) {
+void FloorAccumulate(T* __restrict target, const T* __restrict origin,
+                     size_t n) {
   kFloorAvx2 ? FloorAccumulateAvx2<T, Op>(target, origin, n)
              : FloorAccumulateBaseline<T, Op>(target, origin, n);
 }
@@ -125,7 +133,8 @@ void FloorGetAccumulate(T* __restrict target, const T* __restrict origin,
 // below 2^10 in magnitude, so every sum is exact.
 template <typename T>
 T Pattern(size_t i, int seed) {
-  const uint64_t x = (i + 1) * 2654435761u + static_cast<uint64_t>(seed) * 40503u;
+  const uint64_t x =
+      (i + 1) * 2654435761u + static_cast<uint64_t>(seed) * 40503u;
   if constexpr (std::is_floating_point_v<T>) {
     return static_cast<T>(static_cast<int>(x % 2048) - 1024) / 2;
   } else {
@@ -153,20 +162,36 @@ std::vector<TypeInfo> Types() {
 template <typename F>
 void WithType(int index, F f) {
   switch (index) {
-    case 0: f(int8_t{}); break;
-    case 1: f(int32_t{}); break;
-    case 2: f(int64_t{}); break;
-    case 3: f(float{}); break;
-    case 4: f(double{}); break;
+    case 0:
+      f(int8_t{});
+      break;
+    case 1:
+      f(int32_t{});
+      break;
+    case 2:
+      f(int64_t{});
+      break;
+    case 3:
+      f(float{});
+      break;
+    case 4:
+      f(double{});
+      break;
   }
 }
 
 template <typename F>
 void WithOp(int index, F f) {
   switch (index) {
-    case 0: f(SumOp{}); break;
-    case 1: f(MaxOp{}); break;
-    case 2: f(ReplaceOp{}); break;
+    case 0:
+      f(SumOp{});
+      break;
+    case 1:
+      f(MaxOp{});
+      break;
+    case 2:
+      f(ReplaceOp{});
+      break;
   }
 }
 constexpr const char* kOpNames[] = {"SUM", "MAX", "REPLACE"};
@@ -190,8 +215,8 @@ struct Args {
 
 Args ParseArgs(int argc, char** argv) {
   Args a;
-  a.flags = ParseFlags(argc, argv,
-                       {{"--key"}, {"--batches", 1}, {"--budget-ms", 1}});
+  a.flags =
+      ParseFlags(argc, argv, {{"--key"}, {"--batches", 1}, {"--budget-ms", 1}});
   if (a.flags.quick) a.batches = 3, a.batch_ms = 0.5;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--key") == 0) a.key = true;
@@ -214,25 +239,31 @@ std::vector<size_t> Sizes() {
 }
 
 bool Timed(const Args& a, const TypeInfo& type, int op, size_t bytes) {
-  const bool key_size = bytes == 8 || bytes == 4096 || bytes == (size_t{1} << 20);
+  const bool key_size =
+      bytes == 8 || bytes == 4096 || bytes == (size_t{1} << 20);
   const bool key_row = (type.index == 0 || type.index == 3) && op == 0;
   if (a.key) return key_row && key_size;
-  if (a.flags.quick) return key_row && (bytes == 8 || bytes == (size_t{1} << 20));
+  if (a.flags.quick)
+    return key_row && (bytes == 8 || bytes == (size_t{1} << 20));
   return true;
 }
 
 int PerEpoch(size_t bytes) {
-  return static_cast<int>(std::clamp<size_t>(kEpochBytes / bytes, 1, kMaxPerEpoch));
+  return static_cast<int>(
+      std::clamp<size_t>(kEpochBytes / bytes, 1, kMaxPerEpoch));
 }
 
 struct Column {
-  Column(const char* n, std::function<void()> b) : name(n), body(std::move(b)) {}
+  Column(const char* n, std::function<void()> b)
+      : name(n), body(std::move(b)) {}
   const char* name;
   std::function<void()> body;  // one iteration: per_epoch operations, completed
   int iters = 0;
   double spent_s = 0;
   std::vector<double> us;  // per operation, one per batch
-  double Best() const { return us.empty() ? 0 : *std::min_element(us.begin(), us.end()); }
+  double Best() const {
+    return us.empty() ? 0 : *std::min_element(us.begin(), us.end());
+  }
   double Median() const {
     if (us.empty()) return 0;
     std::vector<double> v = us;
@@ -250,7 +281,9 @@ class Bench {
     if (shim_) {
       managed_ = AllocateWindow(true, kMaxBytes, &managed_base_, pair);
       if (!ShimManages(managed_)) {
-        if (origin_) std::fprintf(stderr, "rma_accumulate: the shim does not manage its window\n");
+        if (origin_)
+          std::fprintf(stderr,
+                       "rma_accumulate: the shim does not manage its window\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
       }
       // The shim's own target memory.
@@ -322,7 +355,8 @@ class Bench {
     if (call == Call::kAccumulate) {
       FloorAccumulate<T, Op>(t, o, bytes / sizeof(T));
     } else {
-      FloorGetAccumulate<T, Op>(t, o, reinterpret_cast<T*>(result), bytes / sizeof(T));
+      FloorGetAccumulate<T, Op>(t, o, reinterpret_cast<T*>(result),
+                                bytes / sizeof(T));
     }
   }
 
@@ -339,7 +373,8 @@ class Bench {
   static bool Holds(const std::byte* buf, size_t n, int k, int seed) {
     for (size_t i = 0; i < n; ++i) {
       T want = Pattern<T>(i, seed);
-      for (int j = 0; j < k; ++j) want = Op::Apply(want, Pattern<T>(i, seed + 1));
+      for (int j = 0; j < k; ++j)
+        want = Op::Apply(want, Pattern<T>(i, seed + 1));
       T got;
       std::memcpy(&got, buf + i * sizeof(T), sizeof(T));
       if (std::memcmp(&got, &want, sizeof(T)) != 0) return false;
@@ -349,9 +384,11 @@ class Bench {
 
   // Returns the columns that failed ("" when all passed).
   template <typename T, typename Op>
-  std::string Verify(Call call, const TypeInfo& type, size_t bytes, Verifier& v) {
+  std::string Verify(Call call, const TypeInfo& type, size_t bytes,
+                     Verifier& v) {
     const size_t n = bytes / sizeof(T);
-    const int seed = static_cast<int>(bytes % 1000) + type.index * 7 + static_cast<int>(call);
+    const int seed = static_cast<int>(bytes % 1000) + type.index * 7 +
+                     static_cast<int>(call);
     Fill<T>(origin_buf_.data(), n, seed + 1);
     std::byte* r1 = results_.data();
     std::byte* r2 = results_.data() + bytes;
@@ -360,10 +397,13 @@ class Bench {
                              Op::kName + " " + std::to_string(bytes) + " B ";
     std::string failed;
     auto check = [&](const char* column, const std::byte* target) {
-      bool ok = v.Expect(Holds<T, Op>(target, n, 2, seed), what + column + ": wrong target");
+      bool ok = v.Expect(Holds<T, Op>(target, n, 2, seed),
+                         what + column + ": wrong target");
       if (fetch) {
-        ok &= v.Expect(Holds<T, Op>(r1, n, 0, seed), what + column + ": first result wrong");
-        ok &= v.Expect(Holds<T, Op>(r2, n, 1, seed), what + column + ": second result wrong");
+        ok &= v.Expect(Holds<T, Op>(r1, n, 0, seed),
+                       what + column + ": first result wrong");
+        ok &= v.Expect(Holds<T, Op>(r2, n, 1, seed),
+                       what + column + ": second result wrong");
       }
       if (!ok) failed += std::string(failed.empty() ? "" : "+") + column;
     };
@@ -391,15 +431,16 @@ class Bench {
   }
 
   template <typename T, typename Op>
-  void Time(Call call, const TypeInfo& type, size_t bytes, const std::string& failed,
-            Table& table) {
+  void Time(Call call, const TypeInfo& type, size_t bytes,
+            const std::string& failed, Table& table) {
     Fill<T>(origin_buf_.data(), bytes / sizeof(T), 3);
     auto fence = [] { std::atomic_thread_fence(std::memory_order_seq_cst); };
     for (int per_epoch : {1, PerEpoch(bytes)}) {
       auto result = [&](int k) { return results_.data() + k * bytes; };
       auto mpi = [&](MPI_Win win) {
         return [&, win] {
-          for (int k = 0; k < per_epoch; ++k) Issue<T, Op>(call, win, type, bytes, result(k));
+          for (int k = 0; k < per_epoch; ++k)
+            Issue<T, Op>(call, win, type, bytes, result(k));
           MPI_Win_flush(kTarget, win);
         };
       };
@@ -407,7 +448,8 @@ class Bench {
       columns.emplace_back("native", mpi(native_));
       if (shim_) columns.emplace_back("shim", mpi(managed_));
       columns.emplace_back("floor", [&] {
-        for (int k = 0; k < per_epoch; ++k) Floor<T, Op>(call, bytes, result(k));
+        for (int k = 0; k < per_epoch; ++k)
+          Floor<T, Op>(call, bytes, result(k));
         fence();
       });
       for (Column& c : columns) {
@@ -427,13 +469,15 @@ class Bench {
       const Column& floor = columns.back();
       const Column* shim = shim_ ? &columns[1] : nullptr;
       const double shim_us = shim ? shim->Best() : 0;
-      table.Add({Name(call), type.name, Op::kName, per_epoch == 1 ? "latency" : "bandwidth",
-                 std::to_string(bytes), std::to_string(per_epoch), Num(native.Best(), 4),
-                 shim ? Num(shim_us, 4) : "-", Num(floor.Best(), 4),
-                 shim ? Ratio(shim_us, floor.Best()) : "-",
-                 shim ? Ratio(native.Best(), shim_us) : "-", Num(native.Median(), 4),
-                 shim ? Num(shim->Median(), 4) : "-", Num(floor.Median(), 4),
-                 failed.empty() ? "ok" : "WRONG:" + failed});
+      table.Add(
+          {Name(call), type.name, Op::kName,
+           per_epoch == 1 ? "latency" : "bandwidth", std::to_string(bytes),
+           std::to_string(per_epoch), Num(native.Best(), 4),
+           shim ? Num(shim_us, 4) : "-", Num(floor.Best(), 4),
+           shim ? Ratio(shim_us, floor.Best()) : "-",
+           shim ? Ratio(native.Best(), shim_us) : "-", Num(native.Median(), 4),
+           shim ? Num(shim->Median(), 4) : "-", Num(floor.Median(), 4),
+           failed.empty() ? "ok" : "WRONG:" + failed});
     }
   }
 
@@ -441,7 +485,8 @@ class Bench {
   MPI_Comm pair_;
   bool origin_ = false;
   bool shim_ = false;
-  MPI_Win native_ = MPI_WIN_NULL, managed_ = MPI_WIN_NULL, shared_ = MPI_WIN_NULL;
+  MPI_Win native_ = MPI_WIN_NULL, managed_ = MPI_WIN_NULL,
+          shared_ = MPI_WIN_NULL;
   char* native_base_ = nullptr;
   char* managed_base_ = nullptr;
   char* shared_base_ = nullptr;
@@ -464,13 +509,15 @@ int main(int argc, char** argv) {
       int len = 0;
       MPI_Get_library_version(version, &len);
       std::string first(version, strcspn(version, "\n"));
-      std::fprintf(stderr, "rma_accumulate: %s; shim %s; floor loops %s\n", first.c_str(),
+      std::fprintf(stderr, "rma_accumulate: %s; shim %s; floor loops %s\n",
+                   first.c_str(),
                    ShimPreloaded() ? "preloaded" : "not preloaded",
                    kFloorAvx2 ? "AVX2" : "SSE2");
     }
-    Table table({"call", "type", "op", "metric", "bytes", "per_epoch", "native_us",
-                 "shim_us", "floor_us", "shim/floor", "native/shim", "native_median_us",
-                 "shim_median_us", "floor_median_us", "verified"});
+    Table table({"call", "type", "op", "metric", "bytes", "per_epoch",
+                 "native_us", "shim_us", "floor_us", "shim/floor",
+                 "native/shim", "native_median_us", "shim_median_us",
+                 "floor_median_us", "verified"});
     const double start = MPI_Wtime();
     {
       Bench bench(args, pair);
@@ -479,11 +526,13 @@ int main(int argc, char** argv) {
           for (int op = 0; op < 3; ++op) {
             for (size_t bytes : Sizes()) {
               if (bytes < type.size) continue;
-              bench.Cell(call, type, op, bytes, Timed(args, type, op, bytes), verifier, table);
+              bench.Cell(call, type, op, bytes, Timed(args, type, op, bytes),
+                         verifier, table);
             }
             if (Rank() == 0) {  // progress, on stderr
-              std::fprintf(stderr, "rma_accumulate: %s %s %s done at %.0f s\n", Name(call),
-                           type.name, kOpNames[op], MPI_Wtime() - start);
+              std::fprintf(stderr, "rma_accumulate: %s %s %s done at %.0f s\n",
+                           Name(call), type.name, kOpNames[op],
+                           MPI_Wtime() - start);
             }
           }
         }

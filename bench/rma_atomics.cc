@@ -48,9 +48,10 @@ std::vector<Row> Measure(MPI_Win native, MPI_Win shim, char* peer) {
       result = expected;
     });
   }
-  rows.push_back({"fetch_and_op+flush", 8, fetch_add(native), fetch_add(shim), fetch_floor,
-                  "MPI_LONG MPI_SUM"});
-  rows.push_back({"compare_and_swap+flush", 8, cas(native), cas(shim), cas_floor, "MPI_LONG"});
+  rows.push_back({"fetch_and_op+flush", 8, fetch_add(native), fetch_add(shim),
+                  fetch_floor, "MPI_LONG MPI_SUM"});
+  rows.push_back({"compare_and_swap+flush", 8, cas(native), cas(shim),
+                  cas_floor, "MPI_LONG"});
 
   std::vector<double> data(kMaxBytes / sizeof(double), 1.0);
   for (size_t bytes : {size_t{8}, size_t{64}, size_t{512}, size_t{4096},
@@ -80,10 +81,12 @@ std::vector<Row> Measure(MPI_Win native, MPI_Win shim, char* peer) {
         std::atomic_thread_fence(std::memory_order_seq_cst);
       });
     }
-    rows.push_back({"accumulate+flush", bytes, accumulate(native), accumulate(shim), loop_floor,
+    rows.push_back({"accumulate+flush", bytes, accumulate(native),
+                    accumulate(shim), loop_floor,
                     "MPI_DOUBLE MPI_SUM, lock_all"});
-    rows.push_back({"lock+accumulate+unlock", bytes, accumulate_exclusive(native),
-                    accumulate_exclusive(shim), loop_floor, "exclusive lock"});
+    rows.push_back({"lock+accumulate+unlock", bytes,
+                    accumulate_exclusive(native), accumulate_exclusive(shim),
+                    loop_floor, "exclusive lock"});
   }
   return rows;
 }

@@ -1,7 +1,8 @@
 // Node-local put/get latency and bandwidth, native MPICH window vs rmashim
 // window in the same run, with the CPU floor (the same copy into the peer's
-// mapped memory: FloorCopy, bench_util.h). Rank 0 is the origin, rank 1 the target; other ranks idle.
-// Run under mpirun with librmashim.so preloaded (scripts/demo.sh does it).
+// mapped memory: FloorCopy, bench_util.h). Rank 0 is the origin, rank 1 the
+// target; other ranks idle. Run under mpirun with librmashim.so preloaded
+// (scripts/demo.sh does it).
 #include <mpi.h>
 
 #include <atomic>
@@ -68,11 +69,14 @@ std::vector<Row> Measure(MPI_Win native, MPI_Win shim, char* peer) {
         std::atomic_thread_fence(std::memory_order_seq_cst);
       });
     }
-    rows.push_back({"put+flush", bytes, put_flush(native), put_flush(shim), copy_floor, ""});
-    rows.push_back({"get+flush", bytes, get_flush(native), get_flush(shim), read_floor, ""});
-    rows.push_back({"lock+put+unlock", bytes, put_lock(native), put_lock(shim), copy_floor, ""});
-    rows.push_back({"put bandwidth", bytes, put_stream(native), put_stream(shim), copy_floor,
-                    "per put, 16 in flight"});
+    rows.push_back({"put+flush", bytes, put_flush(native), put_flush(shim),
+                    copy_floor, ""});
+    rows.push_back({"get+flush", bytes, get_flush(native), get_flush(shim),
+                    read_floor, ""});
+    rows.push_back({"lock+put+unlock", bytes, put_lock(native), put_lock(shim),
+                    copy_floor, ""});
+    rows.push_back({"put bandwidth", bytes, put_stream(native),
+                    put_stream(shim), copy_floor, "per put, 16 in flight"});
   }
   return rows;
 }

@@ -24,7 +24,8 @@ double FenceEpoch(MPI_Win win, bool with_put) {
   const long value = rank;
   MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
   const double us = TimeUs(500, [&] {
-    if (with_put) MPI_Put(&value, 1, MPI_LONG, (rank + 1) % size, 0, 1, MPI_LONG, win);
+    if (with_put)
+      MPI_Put(&value, 1, MPI_LONG, (rank + 1) % size, 0, 1, MPI_LONG, win);
     MPI_Win_fence(0, win);
   });
   MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
@@ -71,19 +72,24 @@ int main(int argc, char** argv) {
   WarnIfNotPreloaded(shim);
   std::vector<Row> rows;
   const std::string ranks = std::to_string(size) + " ranks";
-  rows.push_back({"fence epoch (empty)", 0, FenceEpoch(native, false), FenceEpoch(shim, false), 0, ranks});
-  rows.push_back({"fence epoch + put", 8, FenceEpoch(native, true), FenceEpoch(shim, true), 0, ranks});
-  rows.push_back({"pscw ring epoch + put", 8, PscwEpoch(native), PscwEpoch(shim), 0, ranks});
+  rows.push_back({"fence epoch (empty)", 0, FenceEpoch(native, false),
+                  FenceEpoch(shim, false), 0, ranks});
+  rows.push_back({"fence epoch + put", 8, FenceEpoch(native, true),
+                  FenceEpoch(shim, true), 0, ranks});
+  rows.push_back({"pscw ring epoch + put", 8, PscwEpoch(native),
+                  PscwEpoch(shim), 0, ranks});
   const long value = 7;
   for (double compute : {0.0, 10.0, 100.0, 1000.0, 10000.0}) {
     auto skew = [&](MPI_Win win) {
-      return SkewUs(MPI_COMM_WORLD, win, Sync::kPscw, reinterpret_cast<const char*>(&value),
-                    sizeof(value), compute, 15);
+      return SkewUs(MPI_COMM_WORLD, win, Sync::kPscw,
+                    reinterpret_cast<const char*>(&value), sizeof(value),
+                    compute, 15);
     };
     const double n = skew(native);
     const double s = skew(shim);
     rows.push_back({"skew: start+16put+compl", 8, n, s, 0,
-                    "target computes " + std::to_string(static_cast<int>(compute)) + " us"});
+                    "target computes " +
+                        std::to_string(static_cast<int>(compute)) + " us"});
   }
   if (rank == 0) PrintRows(rows, WantsCsv(argc, argv));
   MPI_Win_free(&shim);

@@ -4,8 +4,8 @@
 // and machine load. Reports the fastest batch of each (load only ever adds
 // time; on a shared 2-core machine the median is mostly preemption) and
 // shim / floor (a ratio below 1 is flagged: a floor can only be beaten by a
-// measurement error). Rank 0 is the origin, rank 1 the target; window allocate + free
-// runs on every rank. Without librmashim.so preloaded the shim column is
+// measurement error). Rank 0 is the origin, rank 1 the target; window allocate
+// + free runs on every rank. Without librmashim.so preloaded the shim column is
 // native MPICH too and floors are skipped: scripts/bench_sweep.sh runs it
 // that way as well to compare a truly native run with the opted-out windows.
 // The call floor is the CPU floor plus one call of an empty function per
@@ -64,7 +64,7 @@ Batch InEpoch(MPI_Win win, bool lock_all, Op op) {
 struct Case {
   std::string name;
   size_t bytes;
-  int ops_per_call;  // results are per operation
+  int ops_per_call;           // results are per operation
   Batch floor, shim, native;  // floor empty: none
   // The floor plus as many calls of an empty function as the MPI pattern
   // makes (empty: none).
@@ -128,9 +128,15 @@ std::vector<Result> RunInterleaved(const std::vector<Case>& cases, int rounds,
         }
       };
       auto native = [&] { nat[c].push_back(cases[c].native(ni[c]) * per); };
-      if (r % 2 == 0) floor(); else native();
+      if (r % 2 == 0)
+        floor();
+      else
+        native();
       s[c].push_back(cases[c].shim(si[c]) * per);
-      if (r % 2 == 0) native(); else floor();
+      if (r % 2 == 0)
+        native();
+      else
+        floor();
     }
   }
   std::vector<Result> out(n);
@@ -155,9 +161,8 @@ std::vector<Case> OriginCases(MPI_Win native, MPI_Win shim, char* peer,
   };
   auto both = [&](std::string name, size_t bytes, int per_call, auto op,
                   Floors floors, bool lock_all = true) {
-    cases.push_back({std::move(name), bytes, per_call,
-                     std::move(floors.floor), InEpoch(shim, lock_all, op),
-                     InEpoch(native, lock_all, op),
+    cases.push_back({std::move(name), bytes, per_call, std::move(floors.floor),
+                     InEpoch(shim, lock_all, op), InEpoch(native, lock_all, op),
                      std::move(floors.call_floor)});
   };
   auto floor_if = [&](auto body, int calls = 2) {
@@ -166,68 +171,83 @@ std::vector<Case> OriginCases(MPI_Win native, MPI_Win shim, char* peer,
   char* src = buf.data();
   for (size_t bytes : {size_t{8}, size_t{1} << 20}) {
     const int n = static_cast<int>(bytes);
-    both("put+flush", bytes, 1,
-         [=](MPI_Win w) {
-           MPI_Put(src, n, MPI_BYTE, kTarget, 0, n, MPI_BYTE, w);
-           MPI_Win_flush(kTarget, w);
-         },
-         floor_if([=] { FloorCopy(peer, src, bytes); fence(); }));
-    both("get+flush", bytes, 1,
-         [=](MPI_Win w) {
-           MPI_Get(src, n, MPI_BYTE, kTarget, 0, n, MPI_BYTE, w);
-           MPI_Win_flush(kTarget, w);
-         },
-         floor_if([=] { FloorCopy(src, peer, bytes); fence(); }));
-    both("put bandwidth", bytes, kBurst,
-         [=](MPI_Win w) {
-           for (int k = 0; k < kBurst; ++k) {
-             MPI_Put(src, n, MPI_BYTE, kTarget, 0, n, MPI_BYTE, w);
-           }
-           MPI_Win_flush(kTarget, w);
-         },
-         floor_if([=] {  // the same pattern: one fence per kBurst copies
-           for (int k = 0; k < kBurst; ++k) FloorCopy(peer, src, bytes);
-           fence();
-         }, kBurst + 1));
+    both(
+        "put+flush", bytes, 1,
+        [=](MPI_Win w) {
+          MPI_Put(src, n, MPI_BYTE, kTarget, 0, n, MPI_BYTE, w);
+          MPI_Win_flush(kTarget, w);
+        },
+        floor_if([=] {
+          FloorCopy(peer, src, bytes);
+          fence();
+        }));
+    both(
+        "get+flush", bytes, 1,
+        [=](MPI_Win w) {
+          MPI_Get(src, n, MPI_BYTE, kTarget, 0, n, MPI_BYTE, w);
+          MPI_Win_flush(kTarget, w);
+        },
+        floor_if([=] {
+          FloorCopy(src, peer, bytes);
+          fence();
+        }));
+    both(
+        "put bandwidth", bytes, kBurst,
+        [=](MPI_Win w) {
+          for (int k = 0; k < kBurst; ++k) {
+            MPI_Put(src, n, MPI_BYTE, kTarget, 0, n, MPI_BYTE, w);
+          }
+          MPI_Win_flush(kTarget, w);
+        },
+        floor_if(
+            [=] {  // the same pattern: one fence per kBurst copies
+              for (int k = 0; k < kBurst; ++k) FloorCopy(peer, src, bytes);
+              fence();
+            },
+            kBurst + 1));
   }
-  both("fetch_and_op+flush", 8, 1,
-       [=](MPI_Win w) {
-         MPI_Fetch_and_op(&kOne, result, MPI_LONG, kTarget, 0, MPI_SUM, w);
-         MPI_Win_flush(kTarget, w);
-       },
-       floor_if([=] {
-         *result = std::atomic_ref<long>(*reinterpret_cast<long*>(peer))
-                       .fetch_add(1);
-       }));
-  both("compare_and_swap+flush", 8, 1,
-       [=](MPI_Win w) {
-         const long compare = *result;
-         MPI_Compare_and_swap(&kOne, &compare, result, MPI_LONG, kTarget, 0, w);
-         MPI_Win_flush(kTarget, w);
-       },
-       floor_if([=] {
-         long expected = *result;
-         std::atomic_ref<long>(*reinterpret_cast<long*>(peer))
-             .compare_exchange_strong(expected, 1);
-         *result = expected;
-       }));
-  both("accumulate+flush", 8, 1,
-       [=](MPI_Win w) {
-         MPI_Accumulate(src, 1, MPI_DOUBLE, kTarget, 0, 1, MPI_DOUBLE, MPI_SUM,
-                        w);
-         MPI_Win_flush(kTarget, w);
-       },
-       floor_if([=] {
-         *reinterpret_cast<double*>(peer) += *reinterpret_cast<double*>(src);
-         fence();
-       }));
-  both("lock+put+unlock", 8, 1,
-       [=](MPI_Win w) {
-         MPI_Win_lock(MPI_LOCK_EXCLUSIVE, kTarget, 0, w);
-         MPI_Put(src, 8, MPI_BYTE, kTarget, 0, 8, MPI_BYTE, w);
-         MPI_Win_unlock(kTarget, w);
-       },
-       Floors{}, /*lock_all=*/false);
+  both(
+      "fetch_and_op+flush", 8, 1,
+      [=](MPI_Win w) {
+        MPI_Fetch_and_op(&kOne, result, MPI_LONG, kTarget, 0, MPI_SUM, w);
+        MPI_Win_flush(kTarget, w);
+      },
+      floor_if([=] {
+        *result =
+            std::atomic_ref<long>(*reinterpret_cast<long*>(peer)).fetch_add(1);
+      }));
+  both(
+      "compare_and_swap+flush", 8, 1,
+      [=](MPI_Win w) {
+        const long compare = *result;
+        MPI_Compare_and_swap(&kOne, &compare, result, MPI_LONG, kTarget, 0, w);
+        MPI_Win_flush(kTarget, w);
+      },
+      floor_if([=] {
+        long expected = *result;
+        std::atomic_ref<long>(*reinterpret_cast<long*>(peer))
+            .compare_exchange_strong(expected, 1);
+        *result = expected;
+      }));
+  both(
+      "accumulate+flush", 8, 1,
+      [=](MPI_Win w) {
+        MPI_Accumulate(src, 1, MPI_DOUBLE, kTarget, 0, 1, MPI_DOUBLE, MPI_SUM,
+                       w);
+        MPI_Win_flush(kTarget, w);
+      },
+      floor_if([=] {
+        *reinterpret_cast<double*>(peer) += *reinterpret_cast<double*>(src);
+        fence();
+      }));
+  both(
+      "lock+put+unlock", 8, 1,
+      [=](MPI_Win w) {
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, kTarget, 0, w);
+        MPI_Put(src, 8, MPI_BYTE, kTarget, 0, 8, MPI_BYTE, w);
+        MPI_Win_unlock(kTarget, w);
+      },
+      Floors{}, /*lock_all=*/false);
   // Its floor: one atomic to take a lock word, the copy, one to release it.
   // The word lies in the window, which the 1 MiB puts overwrite: cleared
   // before each batch.
@@ -236,7 +256,8 @@ std::vector<Case> OriginCases(MPI_Win native, MPI_Win shim, char* peer,
     auto body = [=] {
       std::atomic_ref<uint64_t> lock(*word);
       uint64_t expected = 0;
-      while (!lock.compare_exchange_weak(expected, 1, std::memory_order_acquire)) {
+      while (
+          !lock.compare_exchange_weak(expected, 1, std::memory_order_acquire)) {
         expected = 0;
       }
       std::memcpy(peer, src, 8);
@@ -301,8 +322,8 @@ std::vector<Case> AllocCases() {
         return s;
       };
     };
-    cases.push_back({"win_allocate+free", bytes, 1, Batch(), cycle(true),
-                     cycle(false)});
+    cases.push_back(
+        {"win_allocate+free", bytes, 1, Batch(), cycle(true), cycle(false)});
   }
   return cases;
 }
@@ -310,7 +331,8 @@ std::vector<Case> AllocCases() {
 void Print(Table& table, const Case& c, const Result& r) {
   const double shim = r.shim_us, native = r.native_us;
   std::string flag;
-  if (r.floor_us > 0 && shim < r.floor_us) flag = "shim below floor: measurement error";
+  if (r.floor_us > 0 && shim < r.floor_us)
+    flag = "shim below floor: measurement error";
   const bool calls = r.call_floor_us > 0;
   table.Add({c.name, std::to_string(c.bytes), Num(native, 4), Num(shim, 4),
              r.floor_us > 0 ? Num(r.floor_us, 4) : "-", Ratio(native, shim),
@@ -330,8 +352,8 @@ int main(int argc, char** argv) {
   const double batch_ms = flags.quick ? 0.5 : 1.0;
   Verifier verifier("small_ops");
   Table table({"test", "bytes", "native_us", "shim_us", "floor_us",
-               "native/shim", "shim/floor", "call_floor_us",
-               "shim/call_floor", "flag"});
+               "native/shim", "shim/floor", "call_floor_us", "shim/call_floor",
+               "flag"});
   // --ops-only: skip window creation (profiling the operations);
   // --alloc-only: only window creation (the allocate + free rows).
   bool ops_only = false, alloc_only = false;
@@ -351,9 +373,12 @@ int main(int argc, char** argv) {
       Verify(verifier, shim, "shim");
       std::vector<char> buf(kWindowBytes, 1);
       long result = 0;
-      const std::vector<Case> cases = OriginCases(native, shim, peer, buf, &result);
-      const std::vector<Result> results = RunInterleaved(cases, rounds, batch_ms);
-      for (size_t c = 0; c < cases.size(); ++c) Print(table, cases[c], results[c]);
+      const std::vector<Case> cases =
+          OriginCases(native, shim, peer, buf, &result);
+      const std::vector<Result> results =
+          RunInterleaved(cases, rounds, batch_ms);
+      for (size_t c = 0; c < cases.size(); ++c)
+        Print(table, cases[c], results[c]);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_free(&shim);

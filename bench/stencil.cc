@@ -42,7 +42,8 @@ Slab Decompose(int n, int rank, int ranks) {
   const int base = n / ranks, extra = n % ranks;
   const int rows = base + (rank < extra);
   const int first = 1 + rank * base + std::min(rank, extra);
-  return {n, first, rows, std::vector<float>(static_cast<size_t>(rows) * (n + 2), 0.f)};
+  return {n, first, rows,
+          std::vector<float>(static_cast<size_t>(rows) * (n + 2), 0.f)};
 }
 
 // How halo rows travel. After Exchange(), Above() and Below() are the rows
@@ -67,7 +68,8 @@ struct Neighbours {
 
 class TwoSidedHalo : public Halo {
  public:
-  TwoSidedHalo(MPI_Comm comm, int n) : comm_(comm), nb_(comm), above_(n + 2), below_(n + 2) {}
+  TwoSidedHalo(MPI_Comm comm, int n)
+      : comm_(comm), nb_(comm), above_(n + 2), below_(n + 2) {}
   void Exchange(const float* first_row, const float* last_row) override {
     const int count = static_cast<int>(above_.size());
     MPI_Request req[4];
@@ -98,14 +100,17 @@ class OneSidedHalo : public Halo {
     flags_disp_ = static_cast<MPI_Aint>(4 * row_ * sizeof(float));
     OnOwnMemory(win, /*passive=*/true, [&] {
       std::fill(slots_, slots_ + 4 * row_, 0.f);
-      std::fill_n(reinterpret_cast<int64_t*>(base + flags_disp_), 2, int64_t{0});
+      std::fill_n(reinterpret_cast<int64_t*>(base + flags_disp_), 2,
+                  int64_t{0});
     });
     MPI_Barrier(comm);
     MPI_Win_lock_all(0, win_);
   }
   ~OneSidedHalo() override { MPI_Win_unlock_all(win_); }
 
-  static MPI_Aint WindowBytes(int n) { return 4 * (n + 2) * sizeof(float) + 2 * sizeof(int64_t); }
+  static MPI_Aint WindowBytes(int n) {
+    return 4 * (n + 2) * sizeof(float) + 2 * sizeof(int64_t);
+  }
 
   void Exchange(const float* first_row, const float* last_row) override {
     ++exchange_;
@@ -127,19 +132,24 @@ class OneSidedHalo : public Halo {
  private:
   enum Side { kAbove = 0, kBelow = 1 };
 
-  const float* Slot(int parity, Side side) const { return slots_ + (2 * parity + side) * row_; }
+  const float* Slot(int parity, Side side) const {
+    return slots_ + (2 * parity + side) * row_;
+  }
   MPI_Aint SlotDisp(Side side) const {
     return static_cast<MPI_Aint>((2 * parity_ + side) * row_ * sizeof(float));
   }
-  MPI_Aint FlagDisp(Side side) const { return flags_disp_ + side * sizeof(int64_t); }
+  MPI_Aint FlagDisp(Side side) const {
+    return flags_disp_ + side * sizeof(int64_t);
+  }
 
   void Send(int target, const float* row, Side side) {
     if (target == MPI_PROC_NULL) return;
     const int count = static_cast<int>(row_);
-    MPI_Put(row, count, MPI_FLOAT, target, SlotDisp(side), count, MPI_FLOAT, win_);
+    MPI_Put(row, count, MPI_FLOAT, target, SlotDisp(side), count, MPI_FLOAT,
+            win_);
     MPI_Win_flush(target, win_);  // blocking put: the row is there
-    MPI_Accumulate(&exchange_, 1, MPI_INT64_T, target, FlagDisp(side), 1, MPI_INT64_T,
-                   MPI_REPLACE, win_);
+    MPI_Accumulate(&exchange_, 1, MPI_INT64_T, target, FlagDisp(side), 1,
+                   MPI_INT64_T, MPI_REPLACE, win_);
     MPI_Win_flush(target, win_);
   }
 
@@ -150,7 +160,8 @@ class OneSidedHalo : public Halo {
     constexpr int kPollsBeforeYield = 256;
     for (int polls = 1;; ++polls) {
       int64_t seen = 0;
-      MPI_Fetch_and_op(nullptr, &seen, MPI_INT64_T, me_, FlagDisp(side), MPI_NO_OP, win_);
+      MPI_Fetch_and_op(nullptr, &seen, MPI_INT64_T, me_, FlagDisp(side),
+                       MPI_NO_OP, win_);
       MPI_Win_flush(me_, win_);
       if (seen >= exchange_) return;
       if (polls % kPollsBeforeYield == 0) sched_yield();
@@ -268,12 +279,14 @@ int main(int argc, char** argv) {
           halo = std::make_unique<TwoSidedHalo>(MPI_COMM_WORLD, n);
         } else {
           const Window& w = name == "native" ? windows.native : windows.shim;
-          halo = std::make_unique<OneSidedHalo>(MPI_COMM_WORLD, w.win, w.base, n);
+          halo =
+              std::make_unique<OneSidedHalo>(MPI_COMM_WORLD, w.win, w.base, n);
         }
         const Solution s = Solve(MPI_COMM_WORLD, n, *halo, limit_s);
         if (!s.converged) {  // too slow here, not wrong: no verdict
           if (Rank() == 0) {
-            std::fprintf(stderr, "stencil: %s gave up after %.0f s (%d iterations)\n",
+            std::fprintf(stderr,
+                         "stencil: %s gave up after %.0f s (%d iterations)\n",
                          v.name, s.seconds, s.iterations);
           }
           v.gave_up = true;
@@ -285,7 +298,8 @@ int main(int argc, char** argv) {
           verifier.Expect(s.iterations == serial.iterations && s.u == serial.u,
                           name + ": result differs from the serial solve (" +
                               std::to_string(s.iterations) + " vs " +
-                              std::to_string(serial.iterations) + " iterations)");
+                              std::to_string(serial.iterations) +
+                              " iterations)");
         }
       }
     }
@@ -294,16 +308,20 @@ int main(int argc, char** argv) {
       std::nth_element(x.begin(), x.begin() + x.size() / 2, x.end());
       return x[x.size() / 2];
     };
-    auto seconds = [](double s) { return s > 0 ? Num(s, 5) : std::string("-"); };
+    auto seconds = [](double s) {
+      return s > 0 ? Num(s, 5) : std::string("-");
+    };
     int serial_iterations = serial.iterations;  // every version's count
     MPI_Bcast(&serial_iterations, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    const double native = median(versions[0].seconds), shim = median(versions[1].seconds),
+    const double native = median(versions[0].seconds),
+                 shim = median(versions[1].seconds),
                  p2p = median(versions[2].seconds);
-    Table table({"grid", "ranks", "iterations", "native_s", "shim_s", "p2p_s", "speedup",
-                 "shim/p2p", "native/p2p"});
-    table.Add({std::to_string(n) + "x" + std::to_string(n), std::to_string(Size()),
-               std::to_string(serial_iterations), seconds(native), seconds(shim),
-               seconds(p2p), Ratio(native, shim), Ratio(shim, p2p), Ratio(native, p2p)});
+    Table table({"grid", "ranks", "iterations", "native_s", "shim_s", "p2p_s",
+                 "speedup", "shim/p2p", "native/p2p"});
+    table.Add({std::to_string(n) + "x" + std::to_string(n),
+               std::to_string(Size()), std::to_string(serial_iterations),
+               seconds(native), seconds(shim), seconds(p2p),
+               Ratio(native, shim), Ratio(shim, p2p), Ratio(native, p2p)});
     if (Rank() == 0) table.Print(flags.csv);
   }
   const int rc = verifier.Finish();

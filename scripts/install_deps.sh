@@ -7,6 +7,7 @@ packages=(
   bazel-bootstrap g++ mpich libmpich-dev hwloc libhwloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-matplotlib
   valgrind
+  clang-format clang-tidy  # tools/check_style.sh (.clang-format, .clang-tidy)
   cmake pkg-config  # tests/install: the CMake package and the .pc files
   iproute2  # tests/twohost: network namespaces and veth pairs (ip)
   openmpi-bin libopenmpi-dev  # scripts/bench_accumulate.sh's osc/sm column

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite: unit tests, MPI suites on 2-4 ranks on one node and on
-# simulated two-node layouts, differential native-vs-shim runs, valgrind
-# memcheck; then sanitizer builds of a representative subset (docs/testing.md "Tests").
+# The whole test suite: the code's style, unit tests, MPI suites on 2-4 ranks
+# on one node and on simulated two-node layouts, differential native-vs-shim
+# runs, valgrind memcheck; then sanitizer builds of a representative subset
+# (docs/testing.md "Tests").
 #   scripts/test.sh [--no-sanitizers] [bazel test options...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,8 @@ if [[ "${1:-}" == --no-sanitizers ]]; then
   shift
 fi
 scripts/install_deps.sh
+# The code's style: .clang-format and .clang-tidy (under a minute).
+tools/check_style.sh
 # MPI tests oversubscribe the 2 cores; running them one at a time is faster
 # than letting their busy-polling ranks compete.
 bazel test //... --local_test_jobs=1 "$@"

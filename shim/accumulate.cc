@@ -48,8 +48,7 @@ void ApplyRun(const ElementOp& e, bool exclusive, const Target& t,
     return;
   }
   SegmentHeader& h = *t.header;
-  const bool aligned = e.atomic != nullptr &&
-                       IsAligned(target, e.align);
+  const bool aligned = e.atomic != nullptr && IsAligned(target, e.align);
   bool atomic = aligned && n < kBulkElements;
   if (atomic && slot >= 0 &&
       RunUnstriped(h.word_mode, h.unstriped_slots()[slot],
@@ -71,7 +70,8 @@ void ApplyRun(const ElementOp& e, bool exclusive, const Target& t,
     // Elements whose first byte lies on this page.
     const MPI_Aint page_end = (offset | (kStripePage - 1)) + 1;
     const size_t chunk = std::min<size_t>(
-        n - done, static_cast<size_t>((page_end - offset + e.extent - 1) / e.extent));
+        n - done,
+        static_cast<size_t>((page_end - offset + e.extent - 1) / e.extent));
     StripeGuard guard(*t.header, offset, /*exclusive=*/!atomic);
     (atomic ? e.atomic : e.plain)(t.base + offset, origin + done * e.size,
                                   result ? result + done * e.size : nullptr,
@@ -149,13 +149,14 @@ Route Admit(ManagedWindow& w, int target, MPI_Aint disp,
   return Route::kPassThrough;
 }
 
-
 // Where a flattened buffer's elements already lie packed (one run, elements
 // as far apart as their size: a derived type laid out contiguously), so no
 // pack or unpack copy is needed; nullptr otherwise. `buf` may be MPI_BOTTOM
 // with an absolute run offset.
-std::byte* PackedInPlace(const void* buf, const FlatType& flat, int element_size) {
-  if (flat.runs.size() != 1 || flat.element_extent != element_size) return nullptr;
+std::byte* PackedInPlace(const void* buf, const FlatType& flat,
+                         int element_size) {
+  if (flat.runs.size() != 1 || flat.element_extent != element_size)
+    return nullptr;
   return reinterpret_cast<std::byte*>(reinterpret_cast<uintptr_t>(buf) +
                                       flat.runs[0].offset);
 }
@@ -173,7 +174,8 @@ int PackElements(const void* buf, int count, MPI_Datatype type,
   }
   FlatType flat;
   if (int rc = Flatten(type, count, &flat)) return rc;
-  if (flat.elements != 0 && (flat.element != element || flat.elements != elements)) {
+  if (flat.elements != 0 &&
+      (flat.element != element || flat.elements != elements)) {
     return MPI_ERR_TYPE;
   }
   int element_size = 0;  // packed elements are Type_size apart (pairs too)
@@ -195,13 +197,13 @@ int PackElements(const void* buf, int count, MPI_Datatype type,
 
 Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
   const bool fetching = c.fetching;
-  const bool same_origin = c.op == MPI_NO_OP
-                               ? fetching
-                               : c.origin_type == c.target_type &&
-                                     c.origin_count == c.target_count;
-  const bool same_result = !fetching || (c.result != nullptr &&
-                                         c.result_type == c.target_type &&
-                                         c.result_count == c.target_count);
+  const bool same_origin =
+      c.op == MPI_NO_OP
+          ? fetching
+          : c.origin_type == c.target_type && c.origin_count == c.target_count;
+  const bool same_result =
+      !fetching || (c.result != nullptr && c.result_type == c.target_type &&
+                    c.result_count == c.target_count);
   if (same_origin && same_result &&
       TryFastRun(w, c.target_type, c.target_count, c.op, c.target, c.disp,
                  c.origin, fetching ? c.result : nullptr)) {
@@ -262,9 +264,8 @@ Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
   std::vector<std::byte> origin_storage;
   const std::byte* origin = nullptr;
   if (c.op != MPI_NO_OP &&
-      (*rc = PackElements(c.origin, c.origin_count, c.origin_type,
-                          flat.element, flat.elements, origin_storage,
-                          &origin))) {
+      (*rc = PackElements(c.origin, c.origin_count, c.origin_type, flat.element,
+                          flat.elements, origin_storage, &origin))) {
     if (*rc != kNotFlattened) return Route::kDone;
     *rc = MPI_SUCCESS;
     return Route::kPassThrough;
@@ -274,7 +275,8 @@ Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
   FlatType result_flat;
   if (fetching && !IsBuiltinType(c.result_type) &&
       Flatten(c.result_type, c.result_count, &result_flat) == MPI_SUCCESS &&
-      result_flat.element == flat.element && result_flat.elements == flat.elements &&
+      result_flat.element == flat.element &&
+      result_flat.elements == flat.elements &&
       (result = PackedInPlace(c.result, result_flat, e->size)) != nullptr) {
     // Fetched values go straight to the user's buffer.
   } else if (fetching && !IsBuiltinType(c.result_type)) {
@@ -292,8 +294,8 @@ Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
                       static_cast<size_t>(flat.elements), e->size, origin,
                       fetching ? result : nullptr);
   } else if (t.pid != 0) {  // MPI_Win_create memory of another process
-    *rc = CrossMemoryApply(*e, c.op != MPI_NO_OP, exclusive, t, base,
-                           flat.runs, origin, fetching ? result : nullptr);
+    *rc = CrossMemoryApply(*e, c.op != MPI_NO_OP, exclusive, t, base, flat.runs,
+                           origin, fetching ? result : nullptr);
   } else {
     MPI_Aint done = 0;
     for (const ElementRun& run : flat.runs) {
@@ -315,8 +317,8 @@ Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
 }
 
 Route FetchAndOpDirect(ManagedWindow& w, const void* origin, void* result,
-                       MPI_Datatype type, int target, MPI_Aint disp,
-                       MPI_Op op, int* rc) {
+                       MPI_Datatype type, int target, MPI_Aint disp, MPI_Op op,
+                       int* rc) {
   if (result != nullptr &&
       TryFastRun(w, type, 1, op, target, disp, origin, result)) {
     *rc = MPI_SUCCESS;
@@ -329,8 +331,9 @@ Route FetchAndOpDirect(ManagedWindow& w, const void* origin, void* result,
     return Route::kDone;
   }
   if (!IsBuiltinType(type)) {  // pair types: user buffers are not packed
-    return AccumulateDirect(w, {true, origin, 1, type, result, 1, type, target,
-                                disp, 1, type, op}, rc);
+    return AccumulateDirect(
+        w, {true, origin, 1, type, result, 1, type, target, disp, 1, type, op},
+        rc);
   }
   const ElementOp* e = nullptr;
   if ((*rc = FindElementOp(type, op, &e))) return Route::kDone;
@@ -341,19 +344,17 @@ Route FetchAndOpDirect(ManagedWindow& w, const void* origin, void* result,
   const Target& t = w.target(target);
   const MPI_Aint offset = disp * t.disp_unit;
   if (!t.node_local()) {  // admitted: its agent applies it (agent.h)
-    *rc = AgentUpdate(w, target, disp, type, op, {{0, 1}}, 1, e->size,
-                      op == MPI_NO_OP ? nullptr
-                                      : static_cast<const std::byte*>(origin),
-                      static_cast<std::byte*>(result));
+    *rc = AgentUpdate(
+        w, target, disp, type, op, {{0, 1}}, 1, e->size,
+        op == MPI_NO_OP ? nullptr : static_cast<const std::byte*>(origin),
+        static_cast<std::byte*>(result));
     return Route::kDone;
   }
   if (t.pid != 0) {  // MPI_Win_create memory of another process
-    *rc = CrossMemoryApply(*e, op != MPI_NO_OP, HoldsExclusive(w, target), t,
-                           offset, {{0, 1}},
-                           op == MPI_NO_OP
-                               ? nullptr
-                               : static_cast<const std::byte*>(origin),
-                           static_cast<std::byte*>(result));
+    *rc = CrossMemoryApply(
+        *e, op != MPI_NO_OP, HoldsExclusive(w, target), t, offset, {{0, 1}},
+        op == MPI_NO_OP ? nullptr : static_cast<const std::byte*>(origin),
+        static_cast<std::byte*>(result));
     return Route::kDone;
   }
   const std::byte* src =
@@ -364,9 +365,8 @@ Route FetchAndOpDirect(ManagedWindow& w, const void* origin, void* result,
 }
 
 Route CompareAndSwapDirect(ManagedWindow& w, const void* origin,
-                           const void* compare, void* result,
-                           MPI_Datatype type, int target, MPI_Aint disp,
-                           int* rc) {
+                           const void* compare, void* result, MPI_Datatype type,
+                           int target, MPI_Aint disp, int* rc) {
   if (TryFastCompareSwap(w, type, target, disp, origin, compare, result)) {
     *rc = MPI_SUCCESS;
     return Route::kDone;

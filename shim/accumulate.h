@@ -66,15 +66,13 @@ inline constexpr size_t kBulkElements = 16;
 // kernels; word atomics unstriped where word_atomics.h allows) and returns
 // true; false sends the call through the full checks, which find any
 // error. MPI_Accumulate must not pass MPI_NO_OP (it is an error there).
-[[nodiscard]] [[gnu::always_inline]] inline bool TryFastRun(ManagedWindow& w,
-                                              MPI_Datatype type, int count,
-                                              MPI_Op op, int target,
-                                              MPI_Aint disp, const void* origin,
-                                              void* result) {
+[[nodiscard]] [[gnu::always_inline]] inline bool TryFastRun(
+    ManagedWindow& w, MPI_Datatype type, int count, MPI_Op op, int target,
+    MPI_Aint disp, const void* origin, void* result) {
   const ElementOp* e = BuiltinElementOp(type, op);
   std::byte* addr;
-  if (e == nullptr || e->extent != e->size || count <= 0 ||
-      !w.locks_in_shm() || (op != MPI_NO_OP && origin == nullptr) ||
+  if (e == nullptr || e->extent != e->size || count <= 0 || !w.locks_in_shm() ||
+      (op != MPI_NO_OP && origin == nullptr) ||
       !DirectWord(w, target, disp, MPI_Aint{count} * e->size, &addr)) {
     return false;
   }
@@ -92,8 +90,9 @@ inline constexpr size_t kBulkElements = 16;
   const int slot = w.unstriped_slot();
   if (slot >= 0 && n < kBulkElements && e->atomic != nullptr &&
       IsAligned(addr, e->align) &&
-      RunUnstriped(t.header->word_mode, t.header->unstriped_slots()[slot],
-                   [&] [[gnu::always_inline]] { e->atomic(addr, src, res, n); })) {
+      RunUnstriped(
+          t.header->word_mode, t.header->unstriped_slots()[slot],
+          [&] [[gnu::always_inline]] { e->atomic(addr, src, res, n); })) {
     return true;
   }
   ApplyRun(*e, /*exclusive=*/false, t, addr - t.base, src, res, n);
@@ -108,8 +107,7 @@ inline constexpr size_t kBulkElements = 16;
 [[nodiscard]] [[gnu::always_inline]] inline bool TryDeferAccumulate(
     ManagedWindow& w, MPI_Datatype type, MPI_Op op, int target, MPI_Aint disp,
     const void* origin) {
-  if (w.unstriped_slot() < 0 || origin == nullptr ||
-      !IsPassive(w.epoch)) {
+  if (w.unstriped_slot() < 0 || origin == nullptr || !IsPassive(w.epoch)) {
     return false;
   }
   const ElementOp* e = BuiltinElementOp(type, op);
@@ -154,10 +152,10 @@ inline void CompleteDeferred(ManagedWindow& w) {
   const bool exclusive = w.epoch == AccessEpoch::kLock &&
                          w.locks[target].mode == LockMode::kExclusive;
   const int slot = w.unstriped_slot();
-  if (!exclusive && slot >= 0 &&
-      IsAligned(addr, cas->align) &&
-      RunUnstriped(t.header->word_mode, t.header->unstriped_slots()[slot],
-                   [&] [[gnu::always_inline]] { cas->atomic(addr, o, c, r); })) {
+  if (!exclusive && slot >= 0 && IsAligned(addr, cas->align) &&
+      RunUnstriped(
+          t.header->word_mode, t.header->unstriped_slots()[slot],
+          [&] [[gnu::always_inline]] { cas->atomic(addr, o, c, r); })) {
     return true;
   }
   ApplyCompareSwap(*cas, exclusive, t, addr - t.base, o, c, r);
@@ -168,13 +166,12 @@ inline void CompleteDeferred(ManagedWindow& w) {
 Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& call, int* rc);
 
 Route FetchAndOpDirect(ManagedWindow& w, const void* origin, void* result,
-                       MPI_Datatype type, int target, MPI_Aint disp,
-                       MPI_Op op, int* rc);
+                       MPI_Datatype type, int target, MPI_Aint disp, MPI_Op op,
+                       int* rc);
 
 Route CompareAndSwapDirect(ManagedWindow& w, const void* origin,
-                           const void* compare, void* result,
-                           MPI_Datatype type, int target, MPI_Aint disp,
-                           int* rc);
+                           const void* compare, void* result, MPI_Datatype type,
+                           int target, MPI_Aint disp, int* rc);
 
 }  // namespace rmashim
 

@@ -62,10 +62,11 @@ int ShmFence(ManagedWindow& w, int assert) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   const int rc = FlushPassedThrough(w, Completion::kRemote);
   // With nothing before and nothing after, the fence orders nothing.
-  const bool noop = (assert & MPI_MODE_NOPRECEDE) && (assert & MPI_MODE_NOSUCCEED);
+  const bool noop =
+      (assert& MPI_MODE_NOPRECEDE) && (assert& MPI_MODE_NOSUCCEED);
   if (!noop) NodeBarrier(w);
-  w.SetEpoch((assert & MPI_MODE_NOSUCCEED) ? AccessEpoch::kNone
-                                            : AccessEpoch::kFence);
+  w.SetEpoch((assert& MPI_MODE_NOSUCCEED) ? AccessEpoch::kNone
+                                          : AccessEpoch::kFence);
   return rc;
 }
 
@@ -78,7 +79,7 @@ int ShmPost(ManagedWindow& w, MPI_Group group, int assert) {
   // Local stores to the window happen before any origin's access.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   StateGuard guard(w.state_mutex);
-  if (!(assert & MPI_MODE_NOCHECK)) {
+  if (!(assert& MPI_MODE_NOCHECK)) {
     for (int o : origins) {
       w.header(o).post_counters()[w.rank()].fetch_add(
           1, std::memory_order_release);
@@ -100,7 +101,7 @@ int ShmStart(ManagedWindow& w, MPI_Group group, int assert) {
     w.locks[t].post_seen = false;
   }
   w.pscw.access_group = std::move(targets);
-  w.pscw.access_nocheck = (assert & MPI_MODE_NOCHECK) != 0;
+  w.pscw.access_nocheck = (assert& MPI_MODE_NOCHECK) != 0;
   w.SetEpoch(AccessEpoch::kPscw);
   return MPI_SUCCESS;
 }
@@ -125,7 +126,8 @@ int ShmWait(ManagedWindow& w) {
   if (!w.pscw.exposed) return MPI_ERR_RMA_SYNC;
   std::atomic<uint64_t>& completes = w.header(w.rank()).completes;
   Backoff backoff;
-  while (completes.load(std::memory_order_acquire) < w.pscw.expected_completes) {
+  while (completes.load(std::memory_order_acquire) <
+         w.pscw.expected_completes) {
     backoff.Wait();
   }
   w.pscw.exposed = false;

@@ -64,8 +64,8 @@ void Apply(AgentState& s, const RequestHeader& h, const std::byte* body,
     if (h.kind == RequestKind::kCompareSwap) {
       const CompareSwapOp* cas = nullptr;
       if (body_bytes != 2 * size ||
-          FindCompareSwap(h.element, &cas) != MPI_SUCCESS ||
-          base < 0 || base + static_cast<MPI_Aint>(size) > t.size) {
+          FindCompareSwap(h.element, &cas) != MPI_SUCCESS || base < 0 ||
+          base + static_cast<MPI_Aint>(size) > t.size) {
         Malformed("compare-and-swap", h);
       }
       result.resize(size);
@@ -170,7 +170,10 @@ AgentLockRequest LockRequest(AgentState& s, const RequestHeader& h, int link) {
       !w->target(target).node_local()) {
     Malformed("lock target", h);
   }
-  return {.link = link, .window_id = h.window, .window = w, .target = target,
+  return {.link = link,
+          .window_id = h.window,
+          .window = w,
+          .target = target,
           .kind = h.lock};
 }
 
@@ -304,8 +307,8 @@ void StartAgent() {
   }
   if (s.world_rank == 0) {
     std::random_device random;
-    s.token = (uint64_t{random()} << 32) ^ random() ^
-              static_cast<uint64_t>(getpid());
+    s.token =
+        (uint64_t{random()} << 32) ^ random() ^ static_cast<uint64_t>(getpid());
   }
   PMPI_Bcast(&s.token, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   s.endpoints.resize(size);

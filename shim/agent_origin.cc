@@ -22,7 +22,8 @@ int LinkTo(AgentState& s, int world_rank) {
   if (fd < 0) {
     fd = ConnectAgent(s.endpoints[world_rank], {s.token, s.world_rank});
     if (fd < 0) {
-      std::fprintf(stderr, "rmashim: agent: cannot reach world rank %d's agent\n",
+      std::fprintf(stderr,
+                   "rmashim: agent: cannot reach world rank %d's agent\n",
                    world_rank);
     }
   }
@@ -138,7 +139,8 @@ int AgentUpdate(ManagedWindow& w, int target, MPI_Aint disp,
   const size_t data_bytes = origin != nullptr ? elements * element_size : 0;
   std::vector<std::byte> msg = Message(h, run_bytes + data_bytes);
   std::memcpy(msg.data() + sizeof h, runs.data(), run_bytes);
-  if (data_bytes) std::memcpy(msg.data() + sizeof h + run_bytes, origin, data_bytes);
+  if (data_bytes)
+    std::memcpy(msg.data() + sizeof h + run_bytes, origin, data_bytes);
   const int reply_bytes =
       result != nullptr ? static_cast<int>(elements * element_size) : -1;
   AgentState& s = TheAgent();
@@ -165,8 +167,7 @@ int AgentCompareSwap(ManagedWindow& w, int target, MPI_Aint disp,
   std::memcpy(msg.data() + sizeof h + size, compare, size);
   AgentState& s = TheAgent();
   std::lock_guard<std::mutex> guard(s.origin_mutex);
-  return Exchange(s, w.world_rank(target), msg, result,
-                  static_cast<int>(size));
+  return Exchange(s, w.world_rank(target), msg, result, static_cast<int>(size));
 }
 
 // Another thread's flush of the same target waits on origin_mutex until

@@ -39,13 +39,12 @@ struct RequestHeader {
   int64_t elements = 0;
   int64_t element_size = 0;
   int64_t runs = 0;
-  int32_t fetching = 0;  // 1: reply with the old values
+  int32_t fetching = 0;                         // 1: reply with the old values
   AgentLockKind lock = AgentLockKind::kShared;  // kLock, kUnlock; their
-                                               // target's rank is `disp`
+                                                // target's rank is `disp`
 };
 static_assert(sizeof(MPI_Datatype) == sizeof(int32_t) &&
               sizeof(MPI_Op) == sizeof(int32_t));
-
 
 struct AgentState {
   std::thread thread;
@@ -88,7 +87,6 @@ struct AgentState {
   // next synchronization, and one send then carries the whole burst.
   std::vector<std::vector<std::byte>> queued;
 };
-
 
 inline constexpr size_t kQueueBytes = size_t{64} * 1024;
 

@@ -10,10 +10,14 @@ namespace {
 [[gnu::target("avx2")]] void CopyAvx2(char* d, const char* s, size_t n) {
   size_t i = 0;
   for (; i + 128 <= n; i += 128) {
-    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i));
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i + 32));
-    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i + 64));
-    const __m256i e = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i + 96));
+    const __m256i a =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i));
+    const __m256i b =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i + 32));
+    const __m256i c =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i + 64));
+    const __m256i e =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i + 96));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i), a);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i + 32), b);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i + 64), c);
@@ -26,9 +30,12 @@ void CopySse2(char* d, const char* s, size_t n) {
   size_t i = 0;
   for (; i + 64 <= n; i += 64) {
     const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 16));
-    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 32));
-    const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 48));
+    const __m128i b =
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 16));
+    const __m128i c =
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 32));
+    const __m128i e =
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 48));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), a);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i + 16), b);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i + 32), c);

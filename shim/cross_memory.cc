@@ -21,7 +21,8 @@ namespace {
 bool RemoteRanges(std::byte* remote, const TypedBuffer& side,
                   std::vector<iovec>* out) {
   if (side.layout.dense) {
-    out->push_back({remote + side.layout.lo, static_cast<size_t>(side.layout.bytes)});
+    out->push_back(
+        {remote + side.layout.lo, static_cast<size_t>(side.layout.bytes)});
     return true;
   }
   FlatType flat;
@@ -31,8 +32,8 @@ bool RemoteRanges(std::byte* remote, const TypedBuffer& side,
   PMPI_Type_size(flat.element, &element_size);
   if (element_size != flat.element_extent) return false;  // pair padding
   for (const ElementRun& run : flat.runs) {
-    out->push_back({remote + run.offset,
-                    static_cast<size_t>(run.count * element_size)});
+    out->push_back(
+        {remote + run.offset, static_cast<size_t>(run.count * element_size)});
   }
   return true;
 }
@@ -58,8 +59,8 @@ bool CrossMemoryMove(bool to_remote, pid_t pid, std::byte* local, size_t bytes,
            chunk < kMaxCallBytes) {
       const size_t left = ranges[index].iov_len - used;
       const size_t take = std::min(left, kMaxCallBytes - chunk);
-      batch.push_back({static_cast<std::byte*>(ranges[index].iov_base) + used,
-                       take});
+      batch.push_back(
+          {static_cast<std::byte*>(ranges[index].iov_base) + used, take});
       chunk += take;
       used += take;
       if (used == ranges[index].iov_len) {
@@ -88,8 +89,9 @@ bool CrossMemoryTransfer(bool to_remote, pid_t pid, std::byte* remote,
   *rc = MPI_SUCCESS;
   if (bytes == 0) return true;
   if (local.layout.dense) {
-    if (!CrossMemoryMove(to_remote, pid, static_cast<std::byte*>(local.addr) + local.layout.lo,
-              bytes, ranges)) {
+    if (!CrossMemoryMove(to_remote, pid,
+                         static_cast<std::byte*>(local.addr) + local.layout.lo,
+                         bytes, ranges)) {
       *rc = MPI_ERR_OTHER;
     }
     return true;
@@ -98,14 +100,15 @@ bool CrossMemoryTransfer(bool to_remote, pid_t pid, std::byte* remote,
   std::vector<std::byte> staging(bytes);
   if (to_remote) {
     *rc = PackBytes(local.addr, local.count, local.type, staging.data(), bytes);
-    if (*rc == MPI_SUCCESS && !CrossMemoryMove(true, pid, staging.data(), bytes, ranges)) {
+    if (*rc == MPI_SUCCESS &&
+        !CrossMemoryMove(true, pid, staging.data(), bytes, ranges)) {
       *rc = MPI_ERR_OTHER;
     }
   } else if (!CrossMemoryMove(false, pid, staging.data(), bytes, ranges)) {
     *rc = MPI_ERR_OTHER;
   } else {
-    *rc = UnpackBytes(staging.data(), bytes, local.addr, local.count,
-                      local.type);
+    *rc =
+        UnpackBytes(staging.data(), bytes, local.addr, local.count, local.type);
   }
   return true;
 }
@@ -133,7 +136,8 @@ int CrossMemoryApply(const ElementOp& e, bool writes, bool exclusive_lock,
   size_t at = 0, done = 0;
   for (const ElementRun& run : runs) {
     // MPI_NO_OP reads no origin; the staged target stands in for it.
-    const std::byte* src = origin ? origin + done * e.size : staging.data() + at;
+    const std::byte* src =
+        origin ? origin + done * e.size : staging.data() + at;
     e.plain(staging.data() + at, src, result ? result + done * e.size : nullptr,
             static_cast<size_t>(run.count));
     at += static_cast<size_t>(run.count * e.extent);

@@ -94,7 +94,8 @@ int DescribeLayout(int count, MPI_Datatype type, Layout* out) {
   }
   MPI_Count lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   if (PMPI_Type_get_extent_x(type, &lb, &extent) != MPI_SUCCESS ||
-      PMPI_Type_get_true_extent_x(type, &true_lb, &true_extent) != MPI_SUCCESS) {
+      PMPI_Type_get_true_extent_x(type, &true_lb, &true_extent) !=
+          MPI_SUCCESS) {
     return MPI_ERR_TYPE;
   }
   out->bytes = static_cast<MPI_Aint>(size) * count;

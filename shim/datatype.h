@@ -13,10 +13,10 @@ namespace rmashim {
 
 // What `count` elements of a datatype occupy.
 struct Layout {
-  MPI_Aint bytes = 0;   // payload bytes (type size times count)
-  MPI_Aint lo = 0;      // lowest byte touched, relative to the buffer
-  MPI_Aint hi = 0;      // one past the highest byte touched
-  bool dense = false;   // payload is exactly bytes [lo, hi) in order
+  MPI_Aint bytes = 0;  // payload bytes (type size times count)
+  MPI_Aint lo = 0;     // lowest byte touched, relative to the buffer
+  MPI_Aint hi = 0;     // one past the highest byte touched
+  bool dense = false;  // payload is exactly bytes [lo, hi) in order
 };
 
 // The communicator MPI_Pack/Unpack and type checks use: a private duplicate
@@ -46,7 +46,7 @@ int DescribeLayout(int count, MPI_Datatype type, Layout* out);
 // derived type may address absolute memory from MPI_BOTTOM, which is NULL).
 inline int CheckBuffer(const void* buf, MPI_Datatype type, const Layout& l) {
   return buf == nullptr && l.bytes > 0 && IsBuiltinType(type) ? MPI_ERR_BUFFER
-                                                             : MPI_SUCCESS;
+                                                              : MPI_SUCCESS;
 }
 
 // Fast path of DescribeLayout for predefined types; false when `type` needs

@@ -22,7 +22,7 @@ void DeferredAtomics::Apply(const Entry& e) {
 
 void DeferredAtomics::ApplyQueued() {
   const int n = count();
-  state_ &= kArmed;  // emptied; still armed if it was
+  state_ &= kArmed;                       // emptied; still armed if it was
   if (n == 1) return Apply(entries_[0]);  // accumulate + flush
   for (int i = 0; i < n; ++i) {
     __builtin_prefetch(entries_[i].target->base + entries_[i].offset, 1, 3);

@@ -10,13 +10,13 @@
 //
 // Only the calls after the first since the last synchronization are queued
 // (a single accumulate + flush gains nothing from a queue), and only
-// word-sized updates that the unstriped protocol (word_atomics.h) covers, in passive-target epochs; every call that could observe
-// or reorder them applies the queue first: flush, flush_local, unlock,
-// unlock_all, MPI_Win_sync, MPI_Win_free, and every accumulate-family call
-// on the window that is not queued itself (accumulate_ordering: updates from
-// one origin to one location stay in program order). One thread owns the
-// queue: processes under MPI_THREAD_MULTIPLE have no unstriped slot, so they
-// never queue.
+// word-sized updates that the unstriped protocol (word_atomics.h) covers, in
+// passive-target epochs; every call that could observe or reorder them applies
+// the queue first: flush, flush_local, unlock, unlock_all, MPI_Win_sync,
+// MPI_Win_free, and every accumulate-family call on the window that is not
+// queued itself (accumulate_ordering: updates from one origin to one location
+// stay in program order). One thread owns the queue: processes under
+// MPI_THREAD_MULTIPLE have no unstriped slot, so they never queue.
 #ifndef RMASHIM_SHIM_DEFERRED_ATOMICS_H_
 #define RMASHIM_SHIM_DEFERRED_ATOMICS_H_
 

@@ -68,43 +68,63 @@ struct Prod {
 };
 struct Min {
   template <typename T>
-  T operator()(T t, T o) const { return t < o ? t : o; }
+  T operator()(T t, T o) const {
+    return t < o ? t : o;
+  }
 };
 struct Max {
   template <typename T>
-  T operator()(T t, T o) const { return t > o ? t : o; }
+  T operator()(T t, T o) const {
+    return t > o ? t : o;
+  }
 };
 struct Land {
   template <typename T>
-  T operator()(T t, T o) const { return static_cast<T>(t != T{} && o != T{}); }
+  T operator()(T t, T o) const {
+    return static_cast<T>(t != T{} && o != T{});
+  }
 };
 struct Lor {
   template <typename T>
-  T operator()(T t, T o) const { return static_cast<T>(t != T{} || o != T{}); }
+  T operator()(T t, T o) const {
+    return static_cast<T>(t != T{} || o != T{});
+  }
 };
 struct Lxor {
   template <typename T>
-  T operator()(T t, T o) const { return static_cast<T>((t != T{}) != (o != T{})); }
+  T operator()(T t, T o) const {
+    return static_cast<T>((t != T{}) != (o != T{}));
+  }
 };
 struct Band {
   template <typename T>
-  T operator()(T t, T o) const { return static_cast<T>(t & o); }
+  T operator()(T t, T o) const {
+    return static_cast<T>(t & o);
+  }
 };
 struct Bor {
   template <typename T>
-  T operator()(T t, T o) const { return static_cast<T>(t | o); }
+  T operator()(T t, T o) const {
+    return static_cast<T>(t | o);
+  }
 };
 struct Bxor {
   template <typename T>
-  T operator()(T t, T o) const { return static_cast<T>(t ^ o); }
+  T operator()(T t, T o) const {
+    return static_cast<T>(t ^ o);
+  }
 };
 struct Replace {
   template <typename T>
-  T operator()(T, T o) const { return o; }
+  T operator()(T, T o) const {
+    return o;
+  }
 };
 struct NoOp {
   template <typename T>
-  T operator()(T t, T) const { return t; }
+  T operator()(T t, T) const {
+    return t;
+  }
 };
 
 // ---- Element loops.
@@ -161,9 +181,11 @@ template <typename L, typename Op, typename V>
     if constexpr (std::is_integral_v<L>) {
       using U = Vec<std::make_unsigned_t<L>, sizeof(V)>;  // wraps without UB
       if constexpr (std::is_same_v<Op, Sum>) {
-        return reinterpret_cast<V>(reinterpret_cast<U>(t) + reinterpret_cast<U>(o));
+        return reinterpret_cast<V>(reinterpret_cast<U>(t) +
+                                   reinterpret_cast<U>(o));
       } else {
-        return reinterpret_cast<V>(reinterpret_cast<U>(t) * reinterpret_cast<U>(o));
+        return reinterpret_cast<V>(reinterpret_cast<U>(t) *
+                                   reinterpret_cast<U>(o));
       }
     } else if constexpr (std::is_same_v<Op, Sum>) {
       return t + o;
@@ -209,7 +231,8 @@ void ScalarLoop(std::byte* target, const std::byte* origin, std::byte* result,
 // target[i] = op(target[i], origin[i]), kBytes-byte vector by vector.
 template <typename T, typename Op, size_t kBytes>
 [[gnu::always_inline]] inline void SimdLoopBody(std::byte* target,
-                                                const std::byte* origin, size_t n) {
+                                                const std::byte* origin,
+                                                size_t n) {
   using L = Lane<T>;
   using V = Vec<L, kBytes>;
   constexpr size_t kStep = 2 * kBytes;  // two vectors per iteration
@@ -231,8 +254,8 @@ void SimdLoopSse2(std::byte* target, const std::byte* origin, size_t n) {
   SimdLoopBody<T, Op, 16>(target, origin, n);
 }
 template <typename T, typename Op>
-[[gnu::target("avx2")]] void SimdLoopAvx2(std::byte* target, const std::byte* origin,
-                                          size_t n) {
+[[gnu::target("avx2")]] void SimdLoopAvx2(std::byte* target,
+                                          const std::byte* origin, size_t n) {
   SimdLoopBody<T, Op, 32>(target, origin, n);
 }
 
@@ -248,7 +271,8 @@ void BulkApply(std::byte* target, const std::byte* origin, std::byte* result,
   if constexpr (std::is_same_v<Op, Replace>) {
     if (origin != target) std::memcpy(target, origin, bytes);
   } else if constexpr (!std::is_same_v<Op, NoOp>) {
-    kAvx2 ? SimdLoopAvx2<T, Op>(target, origin, n) : SimdLoopSse2<T, Op>(target, origin, n);
+    kAvx2 ? SimdLoopAvx2<T, Op>(target, origin, n)
+          : SimdLoopSse2<T, Op>(target, origin, n);
   }
 }
 

@@ -121,43 +121,54 @@ Tables BuildTables() {
     t.builtin[BuiltinTypeIndex(type)] = row;
     t.known[BuiltinTypeIndex(type)] = true;
   };
-  for (MPI_Datatype type : {MPI_CHAR, MPI_SIGNED_CHAR, MPI_INT8_T, MPI_INTEGER1}) {
+  for (MPI_Datatype type :
+       {MPI_CHAR, MPI_SIGNED_CHAR, MPI_INT8_T, MPI_INTEGER1}) {
     add(type, IntegerRow<int8_t>());
   }
-  for (MPI_Datatype type : {MPI_UNSIGNED_CHAR, MPI_UINT8_T}) add(type, IntegerRow<uint8_t>());
-  for (MPI_Datatype type : {MPI_SHORT, MPI_INT16_T, MPI_INTEGER2}) add(type, IntegerRow<int16_t>());
-  for (MPI_Datatype type : {MPI_UNSIGNED_SHORT, MPI_UINT16_T}) add(type, IntegerRow<uint16_t>());
-  for (MPI_Datatype type : {MPI_INT, MPI_INT32_T, MPI_INTEGER, MPI_INTEGER4, MPI_WCHAR}) {
+  for (MPI_Datatype type : {MPI_UNSIGNED_CHAR, MPI_UINT8_T})
+    add(type, IntegerRow<uint8_t>());
+  for (MPI_Datatype type : {MPI_SHORT, MPI_INT16_T, MPI_INTEGER2})
+    add(type, IntegerRow<int16_t>());
+  for (MPI_Datatype type : {MPI_UNSIGNED_SHORT, MPI_UINT16_T})
+    add(type, IntegerRow<uint16_t>());
+  for (MPI_Datatype type :
+       {MPI_INT, MPI_INT32_T, MPI_INTEGER, MPI_INTEGER4, MPI_WCHAR}) {
     add(type, IntegerRow<int32_t>());
   }
-  for (MPI_Datatype type : {MPI_UNSIGNED, MPI_UINT32_T}) add(type, IntegerRow<uint32_t>());
-  for (MPI_Datatype type : {MPI_LONG, MPI_LONG_LONG_INT, MPI_INT64_T, MPI_INTEGER8,
-                            MPI_AINT, MPI_OFFSET, MPI_COUNT}) {
+  for (MPI_Datatype type : {MPI_UNSIGNED, MPI_UINT32_T})
+    add(type, IntegerRow<uint32_t>());
+  for (MPI_Datatype type : {MPI_LONG, MPI_LONG_LONG_INT, MPI_INT64_T,
+                            MPI_INTEGER8, MPI_AINT, MPI_OFFSET, MPI_COUNT}) {
     add(type, IntegerRow<int64_t>());
   }
-  for (MPI_Datatype type : {MPI_UNSIGNED_LONG, MPI_UNSIGNED_LONG_LONG, MPI_UINT64_T}) {
+  for (MPI_Datatype type :
+       {MPI_UNSIGNED_LONG, MPI_UNSIGNED_LONG_LONG, MPI_UINT64_T}) {
     add(type, IntegerRow<uint64_t>());
   }
-  for (MPI_Datatype type : {MPI_FLOAT, MPI_REAL, MPI_REAL4}) add(type, FloatRow<float>());
+  for (MPI_Datatype type : {MPI_FLOAT, MPI_REAL, MPI_REAL4})
+    add(type, FloatRow<float>());
   for (MPI_Datatype type : {MPI_DOUBLE, MPI_DOUBLE_PRECISION, MPI_REAL8}) {
     add(type, FloatRow<double>());
   }
   add(MPI_LONG_DOUBLE, FloatRow<long double>());
-  for (MPI_Datatype type : {MPI_C_BOOL, MPI_CXX_BOOL}) add(type, LogicalRow<bool>());
+  for (MPI_Datatype type : {MPI_C_BOOL, MPI_CXX_BOOL})
+    add(type, LogicalRow<bool>());
   add(MPI_LOGICAL, LogicalRow<int32_t>());
-  for (MPI_Datatype type : {MPI_C_FLOAT_COMPLEX, MPI_CXX_FLOAT_COMPLEX, MPI_COMPLEX,
-                            MPI_COMPLEX8}) {
+  for (MPI_Datatype type : {MPI_C_FLOAT_COMPLEX, MPI_CXX_FLOAT_COMPLEX,
+                            MPI_COMPLEX, MPI_COMPLEX8}) {
     add(type, ComplexRow<std::complex<float>>());
   }
   for (MPI_Datatype type : {MPI_C_DOUBLE_COMPLEX, MPI_CXX_DOUBLE_COMPLEX,
                             MPI_DOUBLE_COMPLEX, MPI_COMPLEX16}) {
     add(type, ComplexRow<std::complex<double>>());
   }
-  for (MPI_Datatype type : {MPI_C_LONG_DOUBLE_COMPLEX, MPI_CXX_LONG_DOUBLE_COMPLEX}) {
+  for (MPI_Datatype type :
+       {MPI_C_LONG_DOUBLE_COMPLEX, MPI_CXX_LONG_DOUBLE_COMPLEX}) {
     add(type, ComplexRow<std::complex<long double>>());
   }
   add(MPI_BYTE, BitwiseRow<uint8_t>());
-  for (MPI_Datatype type : {MPI_PACKED, MPI_CHARACTER}) add(type, AnyTypeRow<uint8_t>());
+  for (MPI_Datatype type : {MPI_PACKED, MPI_CHARACTER})
+    add(type, AnyTypeRow<uint8_t>());
   add(MPI_2INT, PairRow<int>());
   t.pairs[0] = PairRow<float>();        // MPI_FLOAT_INT
   t.pairs[1] = PairRow<double>();       // MPI_DOUBLE_INT
@@ -255,8 +266,10 @@ const CompareSwapOp* const* const g_cas = [] {
 }  // namespace element_tables
 
 int FindCompareSwap(MPI_Datatype type, const CompareSwapOp** out) {
-  static constexpr CompareSwapOp k1 = MakeCas<uint8_t>(), k2 = MakeCas<uint16_t>(),
-                                 k4 = MakeCas<uint32_t>(), k8 = MakeCas<uint64_t>();
+  static constexpr CompareSwapOp k1 = MakeCas<uint8_t>(),
+                                 k2 = MakeCas<uint16_t>(),
+                                 k4 = MakeCas<uint32_t>(),
+                                 k8 = MakeCas<uint64_t>();
   const OpRow* row = RowFor(type);
   // CAS is defined for integer, logical and byte types: exactly the rows
   // with a bitwise or logical AND.
@@ -265,10 +278,18 @@ int FindCompareSwap(MPI_Datatype type, const CompareSwapOp** out) {
     return MPI_ERR_TYPE;
   }
   switch ((*row)[OpIndex(MPI_REPLACE)].size) {
-    case 1: *out = &k1; return MPI_SUCCESS;
-    case 2: *out = &k2; return MPI_SUCCESS;
-    case 4: *out = &k4; return MPI_SUCCESS;
-    case 8: *out = &k8; return MPI_SUCCESS;
+    case 1:
+      *out = &k1;
+      return MPI_SUCCESS;
+    case 2:
+      *out = &k2;
+      return MPI_SUCCESS;
+    case 4:
+      *out = &k4;
+      return MPI_SUCCESS;
+    case 8:
+      *out = &k8;
+      return MPI_SUCCESS;
   }
   return MPI_ERR_TYPE;
 }

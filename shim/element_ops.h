@@ -74,7 +74,8 @@ extern const CompareSwapOp* const* const g_cas;  // [BuiltinTypeIndex]
 
 inline const ElementOp* BuiltinElementOp(MPI_Datatype type, MPI_Op op) {
   if (!IsBuiltinType(type) || !IsPredefinedOp(op)) return nullptr;
-  const ElementOp& e = element_tables::g_ops[BuiltinTypeIndex(type)][OpIndex(op)];
+  const ElementOp& e =
+      element_tables::g_ops[BuiltinTypeIndex(type)][OpIndex(op)];
   return e.plain != nullptr ? &e : nullptr;
 }
 

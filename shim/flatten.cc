@@ -61,7 +61,8 @@ class Expander {
       case MPI_COMBINER_NAMED:
         return Emit(n.named, base, 1);
       case MPI_COMBINER_DUP:
-      case MPI_COMBINER_RESIZED:  // lb/extent matter only to the caller's stride
+      case MPI_COMBINER_RESIZED:  // lb/extent matter only to the caller's
+                                  // stride
         return Expand(*n.children[0], base);
       case MPI_COMBINER_CONTIGUOUS:
         return Repeat(n, 0, base, I[0]);
@@ -192,9 +193,8 @@ class Expander {
           runs[d].push_back({0, g});
           break;
         case MPI_DISTRIBUTE_BLOCK: {
-          const MPI_Aint b = dargs[d] == MPI_DISTRIBUTE_DFLT_DARG
-                                 ? (g + p - 1) / p
-                                 : dargs[d];
+          const MPI_Aint b =
+              dargs[d] == MPI_DISTRIBUTE_DFLT_DARG ? (g + p - 1) / p : dargs[d];
           const MPI_Aint first = c * b, last = std::min(g, first + b);
           if (first < last) runs[d].push_back({first, last - first});
           break;
@@ -260,7 +260,8 @@ class Expander {
     out_->elements += count;
     std::vector<ElementRun>& runs = out_->runs;
     if (!runs.empty() &&
-        runs.back().offset + runs.back().count * out_->element_extent == offset) {
+        runs.back().offset + runs.back().count * out_->element_extent ==
+            offset) {
       runs.back().count += count;
     } else {
       runs.push_back({offset, count});

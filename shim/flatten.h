@@ -18,7 +18,7 @@ struct ElementRun {
 struct FlatType {
   MPI_Datatype element = MPI_DATATYPE_NULL;  // the predefined type
   MPI_Aint element_extent = 0;
-  MPI_Aint elements = 0;  // total over all runs
+  MPI_Aint elements = 0;         // total over all runs
   std::vector<ElementRun> runs;  // in type-map order
 };
 

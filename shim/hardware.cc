@@ -17,8 +17,8 @@ void FindPlace(hwloc_topology_t topology, HardwarePlace& place) {
       place.cpu = static_cast<int>(pu->os_index);
       hwloc_obj_t core =
           hwloc_get_ancestor_obj_by_type(topology, HWLOC_OBJ_CORE, pu);
-      place.core =
-          static_cast<int>(core != nullptr ? core->logical_index : pu->logical_index);
+      place.core = static_cast<int>(core != nullptr ? core->logical_index
+                                                    : pu->logical_index);
     }
     hwloc_nodeset_t nodes = hwloc_bitmap_alloc();
     hwloc_cpuset_to_nodeset(topology, cpus, nodes);

@@ -30,7 +30,9 @@ inline bool IsBuiltinType(MPI_Datatype type) {
 inline int BuiltinTypeSize(MPI_Datatype type) {
   return (HandleBits(type) >> 8) & 0xff;
 }
-inline int BuiltinTypeIndex(MPI_Datatype type) { return HandleBits(type) & 0xff; }
+inline int BuiltinTypeIndex(MPI_Datatype type) {
+  return HandleBits(type) & 0xff;
+}
 
 // The predefined 8-byte integer types (MPI_LONG, MPI_UNSIGNED_LONG,
 // MPI_LONG_LONG_INT, MPI_UNSIGNED_LONG_LONG, MPI_INTEGER8, MPI_INT64_T,
@@ -62,7 +64,9 @@ inline int PairTypeIndex(MPI_Datatype type) {
 
 // Predefined ops: MPI_MAX = 1 ... MPI_NO_OP = 14 in the low byte.
 constexpr int kPredefinedOps = 15;  // indices 0..14 (0 unused)
-inline int OpIndex(MPI_Op op) { return static_cast<int>(HandleBits(op) & 0xff); }
+inline int OpIndex(MPI_Op op) {
+  return static_cast<int>(HandleBits(op) & 0xff);
+}
 inline bool IsPredefinedOp(MPI_Op op) {
   return (HandleBits(op) & 0xffffff00u) == 0x58000000u && OpIndex(op) >= 1 &&
          OpIndex(op) <= 14;
@@ -70,7 +74,8 @@ inline bool IsPredefinedOp(MPI_Op op) {
 
 // A request handle MPICH never issues (kind "invalid", index 1): the shim's
 // "completed at issue" request.
-inline const MPI_Request kCompletedRequest = static_cast<MPI_Request>(0x2c000001);
+inline const MPI_Request kCompletedRequest =
+    static_cast<MPI_Request>(0x2c000001);
 
 }  // namespace rmashim
 

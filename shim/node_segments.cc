@@ -50,8 +50,12 @@ bool CreateOwn(size_t bytes, OwnSegment* out) {
     close(fd);
     return false;
   }
-  *out = {fd, addr, bytes, static_cast<long>(st.st_dev),
-          static_cast<long>(st.st_ino), NextSerial()};
+  *out = {fd,
+          addr,
+          bytes,
+          static_cast<long>(st.st_dev),
+          static_cast<long>(st.st_ino),
+          NextSerial()};
   return true;
 }
 
@@ -109,7 +113,8 @@ Vote NodeSegments::Agree(const std::vector<SegmentId>& ids) {
   long agreed = 0;
   for (const SegmentId& id : ids) {
     agreed = std::max(agreed, id.vote);
-    if (id.fd < 0) agreed = std::max(agreed, static_cast<long>(Vote::kNoMemory));
+    if (id.fd < 0)
+      agreed = std::max(agreed, static_cast<long>(Vote::kNoMemory));
   }
   return static_cast<Vote>(agreed);
 }

@@ -17,9 +17,11 @@ namespace rmashim {
 Profiler g_profiler;
 
 const char* Name(OpKind k) {
-  static const char* const kNames[] = {
-      "put", "get", "accumulate", "get_accumulate", "fetch_and_op",
-      "compare_and_swap", "rput", "rget", "raccumulate", "rget_accumulate"};
+  static const char* const kNames[] = {"put",          "get",
+                                       "accumulate",   "get_accumulate",
+                                       "fetch_and_op", "compare_and_swap",
+                                       "rput",         "rget",
+                                       "raccumulate",  "rget_accumulate"};
   return kNames[int(k)];
 }
 const char* Name(Reach r) {
@@ -28,9 +30,9 @@ const char* Name(Reach r) {
 }
 const char* Name(SyncKind k) {
   static const char* const kNames[] = {
-      "lock", "unlock", "lock_all", "unlock_all", "flush", "flush_local",
-      "flush_all", "flush_local_all", "sync", "fence", "post", "start",
-      "complete", "wait", "test"};
+      "lock",        "unlock",    "lock_all",        "unlock_all", "flush",
+      "flush_local", "flush_all", "flush_local_all", "sync",       "fence",
+      "post",        "start",     "complete",        "wait",       "test"};
   return kNames[int(k)];
 }
 // Each fallback's JSON key and report text.
@@ -41,7 +43,8 @@ struct FallbackNames {
 constexpr FallbackNames kFallbackNames[] = {
     {"unmanaged_flavor", "unmanaged flavor (dynamic window)"},
     {"opted_out", "opted out (info key or RMASHIM_DISABLE)"},
-    {"no_shared_memory", "no node-shared memory (/dev/shm full, attach refused)"},
+    {"no_shared_memory",
+     "no node-shared memory (/dev/shm full, attach refused)"},
     {"shim_setup_failed", "shim's window setup failed (table full, ...)"},
     {"multi_node_window", "window spans nodes (accumulate/PSCW rule)"},
     {"create_accumulate", "accumulate on MPI_Win_create memory"},
@@ -122,7 +125,8 @@ WindowProfile* Profiler::Open(MPI_Win win, MPI_Comm comm, const char* flavor,
   p.managed = managed;
   p.unmanaged_why = unmanaged_why;
   Live live{&p, std::vector<uint8_t>(size), rank};
-  for (int r = 0; r < size; ++r) live.node_local[r] = in_node[r] != MPI_UNDEFINED;
+  for (int r = 0; r < size; ++r)
+    live.node_local[r] = in_node[r] != MPI_UNDEFINED;
   live_[win] = std::move(live);
   return &p;
 }
@@ -231,13 +235,15 @@ std::string Human(double v) {
 
 void PrintText(const std::vector<Merged>& windows, int world_size) {
   FILE* out = stderr;
-  std::fprintf(out, "== rmashim profile: %zu windows, %d ranks "
-                    "(counts summed over ranks) ==\n",
+  std::fprintf(out,
+               "== rmashim profile: %zu windows, %d ranks "
+               "(counts summed over ranks) ==\n",
                windows.size(), world_size);
   for (const Merged& m : windows) {
     std::fprintf(out, "\n%s\n", m.Title().c_str());
     std::fprintf(out, "  %-17s %10s %9s %10s %9s %10s %9s\n", "operation",
-                 "self ops", "bytes", "node ops", "bytes", "remote ops", "bytes");
+                 "self ops", "bytes", "node ops", "bytes", "remote ops",
+                 "bytes");
     for (int k = 0; k < int(OpKind::kCount); ++k) {
       double any = 0;
       for (int r = 0; r < int(Reach::kCount); ++r) any += m.ops[k][r][0].sum;
@@ -260,12 +266,12 @@ void PrintText(const std::vector<Merged>& windows, int world_size) {
                    m.sync_seconds[s].sum * 1e6 / calls);
     }
     if (m.contended.sum > 0) {
-      std::fprintf(out,
-                   "  lock acquisitions that waited: %s, %.3f ms in all"
-                   " (one rank at most: %s, %.3f ms)\n",
-                   Human(m.contended.sum).c_str(),
-                   m.contended_seconds.sum * 1e3, Human(m.contended.max).c_str(),
-                   m.contended_seconds.max * 1e3);
+      std::fprintf(
+          out,
+          "  lock acquisitions that waited: %s, %.3f ms in all"
+          " (one rank at most: %s, %.3f ms)\n",
+          Human(m.contended.sum).c_str(), m.contended_seconds.sum * 1e3,
+          Human(m.contended.max).c_str(), m.contended_seconds.max * 1e3);
     }
     for (int f = 0; f < int(Fallback::kCount); ++f) {
       if (m.fallbacks[f].sum == 0) continue;
@@ -348,15 +354,17 @@ void WriteJson(const std::string& path, const std::vector<Merged>& windows,
     std::fprintf(stderr, "rmashim: cannot write profile to %s\n", path.c_str());
     return;
   }
-  std::fprintf(f, "{\"schema\": \"rmashim-profile-1\", \"ranks\": %d, \"windows\": [",
-               world_size);
+  std::fprintf(
+      f, "{\"schema\": \"rmashim-profile-1\", \"ranks\": %d, \"windows\": [",
+      world_size);
   for (size_t i = 0; i < windows.size(); ++i) {
     const Merged& m = windows[i];
     std::fprintf(f, "%s\n {\"id\": \"%d.%d\", \"name\": ", i ? "," : "",
                  m.meta->owner, m.meta->sequence);
     JsonString(f, m.meta->name);
     std::fprintf(f, ", \"flavor\": \"%s\", \"managed\": %s, \"ranks\": %d,",
-                 m.meta->flavor, m.meta->managed ? "true" : "false", m.meta->ranks);
+                 m.meta->flavor, m.meta->managed ? "true" : "false",
+                 m.meta->ranks);
     std::fprintf(f, "\n  \"ops\": {");
     for (int k = 0; k < int(OpKind::kCount); ++k) {
       std::fprintf(f, "%s\"%s\": {", k ? ", " : "", Name(OpKind(k)));
@@ -384,7 +392,8 @@ void WriteJson(const std::string& path, const std::vector<Merged>& windows,
                b + 1 == int(Fallback::kCount));
     }
     std::fprintf(f, "},\n  \"busiest_rank\": %d, \"busiest_rank_ops\": %llu}",
-                 m.busiest_rank, static_cast<unsigned long long>(m.busiest_ops));
+                 m.busiest_rank,
+                 static_cast<unsigned long long>(m.busiest_ops));
   }
   std::fprintf(f, "\n]}\n");
   std::fclose(f);

@@ -18,23 +18,46 @@
 namespace rmashim {
 
 enum class OpKind : uint8_t {
-  kPut, kGet, kAccumulate, kGetAccumulate, kFetchAndOp, kCompareAndSwap,
-  kRput, kRget, kRaccumulate, kRgetAccumulate, kCount
+  kPut,
+  kGet,
+  kAccumulate,
+  kGetAccumulate,
+  kFetchAndOp,
+  kCompareAndSwap,
+  kRput,
+  kRget,
+  kRaccumulate,
+  kRgetAccumulate,
+  kCount
 };
 enum class Reach : uint8_t { kSelf, kNode, kRemote, kCount };
 enum class SyncKind : uint8_t {
-  kLock, kUnlock, kLockAll, kUnlockAll, kFlush, kFlushLocal, kFlushAll,
-  kFlushLocalAll, kSync, kFence, kPost, kStart, kComplete, kWait, kTest, kCount
+  kLock,
+  kUnlock,
+  kLockAll,
+  kUnlockAll,
+  kFlush,
+  kFlushLocal,
+  kFlushAll,
+  kFlushLocalAll,
+  kSync,
+  kFence,
+  kPost,
+  kStart,
+  kComplete,
+  kWait,
+  kTest,
+  kCount
 };
 // Why a node-local operation went to MPI instead of shared memory.
 enum class Fallback : uint8_t {
-  kUnmanagedFlavor,     // MPI_Win_create_dynamic
-  kOptedOut,            // info rmashim_managed=false, or RMASHIM_DISABLE
-  kNoSharedMemory,      // /dev/shm exhausted, cross-memory attach refused
-  kShimSetupFailed,     // the shim's window table full, or its setup failed
-  kMultiNodeWindow,     // accumulate family / PSCW on a window spanning nodes
-  kCreateAccumulate,    // accumulate on MPI_Win_create memory (not mapped)
-  kDatatype,            // layout the shim does not flatten (darray, ...)
+  kUnmanagedFlavor,   // MPI_Win_create_dynamic
+  kOptedOut,          // info rmashim_managed=false, or RMASHIM_DISABLE
+  kNoSharedMemory,    // /dev/shm exhausted, cross-memory attach refused
+  kShimSetupFailed,   // the shim's window table full, or its setup failed
+  kMultiNodeWindow,   // accumulate family / PSCW on a window spanning nodes
+  kCreateAccumulate,  // accumulate on MPI_Win_create memory (not mapped)
+  kDatatype,          // layout the shim does not flatten (darray, ...)
   kCount
 };
 
@@ -45,9 +68,9 @@ const char* Name(Fallback f);
 
 // One rank's record of one window: plain data, gathered with MPI_BYTE.
 struct WindowProfile {
-  int owner = 0;      // world rank of the window's rank 0
-  int sequence = 0;   // the owner's count of windows it owns, from 0
-  int ranks = 0;      // size of the window's group
+  int owner = 0;     // world rank of the window's rank 0
+  int sequence = 0;  // the owner's count of windows it owns, from 0
+  int ranks = 0;     // size of the window's group
   int world_rank = 0;
   char flavor[12] = {};
   char name[64] = {};  // MPI_Win_set_name, if any
@@ -118,7 +141,8 @@ inline void Bump(uint64_t& counter, uint64_t by) {
 }
 inline void AddSeconds(double& total, double seconds) {
   if (g_profiler.thread_multiple()) {
-    std::atomic_ref<double>(total).fetch_add(seconds, std::memory_order_relaxed);
+    std::atomic_ref<double>(total).fetch_add(seconds,
+                                             std::memory_order_relaxed);
   } else {
     total += seconds;
   }

@@ -99,9 +99,8 @@ void Runtime::Start(int thread_level) {
   locality_.core = place.core;
   // Every rank decides alike (the node table is the same everywhere and
   // RMASHIM_DISABLE must be), so the collective creation matches.
-  const bool spans_nodes =
-      std::count(nodes.begin(), nodes.end(), nodes[0]) !=
-      static_cast<std::ptrdiff_t>(nodes.size());
+  const bool spans_nodes = std::count(nodes.begin(), nodes.end(), nodes[0]) !=
+                           static_cast<std::ptrdiff_t>(nodes.size());
   if (enabled_ && spans_nodes) OpenEndpointFlush();
   // The agent (agent.h) where every rank wants one: StartAgent is
   // collective, and the environment it was wanted by may differ by host.

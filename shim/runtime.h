@@ -14,8 +14,8 @@ namespace rmashim {
 
 // Where this rank runs, from hwloc (-1 when unknown).
 struct Locality {
-  int node_id = 0;      // world rank of the first rank on this node
-  int node_rank = 0;    // rank among MPI_COMM_WORLD's ranks on this node
+  int node_id = 0;    // world rank of the first rank on this node
+  int node_rank = 0;  // rank among MPI_COMM_WORLD's ranks on this node
   int node_size = 1;
   int numa_domain = -1;
   int core = -1;

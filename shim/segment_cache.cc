@@ -40,8 +40,8 @@ size_t BudgetBytes() {
   struct statvfs fs;
   if (statvfs("/dev/shm", &fs) != 0) return 64 * kMiB;
   const size_t shm = static_cast<size_t>(fs.f_blocks) * fs.f_frsize;
-  const size_t ranks = static_cast<size_t>(
-      std::max(1, runtime().locality().node_size));
+  const size_t ranks =
+      static_cast<size_t>(std::max(1, runtime().locality().node_size));
   return std::min(shm / 16 / ranks, 1024 * kMiB);
 }
 

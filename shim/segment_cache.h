@@ -52,11 +52,11 @@ struct PeerSegment {
 class SegmentCache {
  public:
   struct Limits {
-    size_t own_bytes = 0;   // own segments cached (0: cache nothing)
+    size_t own_bytes = 0;  // own segments cached (0: cache nothing)
     int own_entries = 0;
     size_t peer_bytes = 0;  // peers' segments still mapped
     int peer_entries = 0;
-    int held_fds = 0;       // live own segments that keep their descriptor
+    int held_fds = 0;  // live own segments that keep their descriptor
   };
   explicit SegmentCache(const Limits& limits) : limits_(limits) {}
   ~SegmentCache() { Flush(); }
@@ -94,7 +94,7 @@ class SegmentCache {
   static constexpr uint64_t kDroppedMark = 0xd20bbed5e6c0ffffull;
 
  private:
-  void TrimOwn();   // with mutex_ held
+  void TrimOwn();  // with mutex_ held
   void TrimPeers();
 
   const Limits limits_;

@@ -69,10 +69,10 @@ bool NoOtherThreadRuns() {
 // One mapping of /proc/self/maps.
 struct Vma {
   uintptr_t start, end;
-  bool private_rw;   // "rw-p"
+  bool private_rw;  // "rw-p"
   uint64_t offset;
   unsigned long inode;
-  bool anonymous;    // no file: heap or anonymous mmap (not the stack)
+  bool anonymous;  // no file: heap or anonymous mmap (not the stack)
 };
 
 std::vector<Vma> ReadMaps() {
@@ -89,8 +89,8 @@ std::vector<Vma> ReadMaps() {
         &v.start, &v.end, perms, &v.offset, &major, &minor, &v.inode, path);
     if (fields < 7) continue;
     v.private_rw = std::strcmp(perms, "rw-p") == 0;
-    v.anonymous = v.inode == 0 && (path[0] == '\0' ||
-                                   std::strcmp(path, "[heap]") == 0);
+    v.anonymous =
+        v.inode == 0 && (path[0] == '\0' || std::strcmp(path, "[heap]") == 0);
     vmas.push_back(v);
   }
   std::fclose(f);
@@ -241,7 +241,8 @@ class SharedRanges {
       // Pages reserved chunk by chunk (a full /dev/shm is found here, not
       // by a SIGBUS later), as the program's private pages of the chunk
       // before are given back: at most one chunk is held twice.
-      if (posix_fallocate(fd, static_cast<off_t>(off), static_cast<off_t>(n)) != 0 ||
+      if (posix_fallocate(fd, static_cast<off_t>(off), static_cast<off_t>(n)) !=
+              0 ||
           !CopyAndMapOver(fd, off, at, n)) {
         close(fd);  // what was mapped over keeps its file, and its contents
         return false;
@@ -278,8 +279,8 @@ class SharedRanges {
     // mappings may refuse this too).
     if (mmap(at, n, PROT_READ | PROT_WRITE,
              MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == at) {
-      staging = mmap(nullptr, n, PROT_READ, MAP_SHARED, fd,
-                     static_cast<off_t>(off));
+      staging =
+          mmap(nullptr, n, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(off));
       if (staging != MAP_FAILED) {
         std::memcpy(at, staging, n);
         munmap(staging, n);
@@ -331,8 +332,8 @@ std::byte* PeerUserMemory::Map(pid_t pid, const UserMemoryId& id,
   if (id.fd < 0 || bytes == 0 || addr_ != nullptr) return nullptr;
   const uintptr_t lo = PageFloor(static_cast<uintptr_t>(id.offset));
   const uintptr_t hi = PageCeil(static_cast<uintptr_t>(id.offset) + bytes);
-  const int fd = OpenPeerFile(pid, id.fd, id.dev, id.ino,
-                              static_cast<long>(hi));
+  const int fd =
+      OpenPeerFile(pid, id.fd, id.dev, id.ino, static_cast<long>(hi));
   if (fd < 0) return nullptr;
   void* p = mmap(nullptr, hi - lo, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
                  static_cast<off_t>(lo));

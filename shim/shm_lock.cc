@@ -91,7 +91,7 @@ bool SettleBias(const AllShards& all) {
     const uint64_t end = NowNs();
     bias.inhibit_until_ns.store(
         end + std::clamp<uint64_t>(9 * (end - start), kBiasInhibitNs,
-                                  kBiasInhibitMaxNs),
+                                   kBiasInhibitMaxNs),
         std::memory_order_relaxed);
     bias.state.store(LockAllBias::kOff, std::memory_order_release);
     return true;
@@ -138,7 +138,8 @@ bool ExclusiveShare::EnterShards(const AllShards& all) {
 }
 
 void ExclusiveShare::LeaveShards(const AllShards& all) {
-  for (int i = all.count - 1; i >= 0; --i) gate::Leave(all.shards[i]->all, kBUnit);
+  for (int i = all.count - 1; i >= 0; --i)
+    gate::Leave(all.shards[i]->all, kBUnit);
 }
 
 bool ExclusiveShare::EnterThreaded(const AllShards& all) {

@@ -157,7 +157,9 @@ inline constexpr uint64_t kAMask = 0xffff;
 inline constexpr uint64_t kBMask = kAMask << 16;
 
 // Bits 32-47 serve, 48-63 the next ticket: equal means nobody queued.
-inline bool NobodyQueued(uint64_t w) { return ((w >> 32) & 0xffff) == (w >> 48); }
+inline bool NobodyQueued(uint64_t w) {
+  return ((w >> 32) & 0xffff) == (w >> 48);
+}
 
 // Queued lockers wait for their ticket; returns true (it waited).
 bool EnterQueued(GateWord& word, uint64_t unit, uint64_t conflicts);
@@ -180,7 +182,8 @@ inline bool Enter(GateWord& word, uint64_t unit, uint64_t conflicts) {
 // Enters `word` only if that takes one CAS (nobody queued, no conflicting
 // holder, no racing change); false leaves it untouched. For fast paths
 // whose miss goes to one that calls Enter.
-[[nodiscard]] inline bool TryEnter(GateWord& word, uint64_t unit, uint64_t conflicts) {
+[[nodiscard]] inline bool TryEnter(GateWord& word, uint64_t unit,
+                                   uint64_t conflicts) {
   uint64_t w = word.load(std::memory_order_relaxed);
   return NobodyQueued(w) && (w & conflicts) == 0 &&
          word.compare_exchange_strong(w, w + unit, std::memory_order_acquire,
@@ -193,9 +196,8 @@ inline bool Enter(GateWord& word, uint64_t unit, uint64_t conflicts) {
 [[nodiscard]] inline bool TryEnterFree(GateWord& word, uint64_t unit) {
   const uint64_t next = word.load(std::memory_order_relaxed) >> 48;
   uint64_t free = (next * 0x10001) << 32;  // serving == next, no holders
-  return word.compare_exchange_strong(free, free + unit,
-                                      std::memory_order_acquire,
-                                      std::memory_order_relaxed);
+  return word.compare_exchange_strong(
+      free, free + unit, std::memory_order_acquire, std::memory_order_relaxed);
 }
 
 inline void Leave(GateWord& word, uint64_t unit) {
@@ -258,9 +260,10 @@ class ExclusiveShare {
   bool Acquire(const AllShards& all, GateWord& target) {
     bool waited = false;
     if (!threaded_ && hold_ == 0 && announcement_ != nullptr &&
-        Announce(announcement_, target,
-                 [&] { return waited = EnterTarget(target), true; },
-                 [&] { return ShardsOpen(all); })) {
+        Announce(
+            announcement_, target,
+            [&] { return waited = EnterTarget(target), true; },
+            [&] { return ShardsOpen(all); })) {
       return SettleBias(all) || waited;
     }
     return AcquireSlow(all, target);
@@ -274,13 +277,15 @@ class ExclusiveShare {
   // window of one shard, for MPI_Win_lock's inline path: announced (see
   // the top of this file) with one CAS on a free target and nobody to wait
   // for. False: nothing was taken or changed (Acquire then queues as usual).
-  [[nodiscard]] [[gnu::always_inline]] bool TryAcquireAnnounced(GateWord& target) {
+  [[nodiscard]] [[gnu::always_inline]] bool TryAcquireAnnounced(
+      GateWord& target) {
     AnnounceWord* const announcement = solo_announcement_;
     if (hold_ != 0 || announcement == nullptr) return false;
     // A bias on (or being revoked) needs the full path, which revokes it.
-    return Announce(announcement, target,
-                    [&] { return gate::TryEnterFree(target, gate::kBUnit); },
-                    [&] { return ShardOpen(*single_shard_) && BiasOff(bias_); });
+    return Announce(
+        announcement, target,
+        [&] { return gate::TryEnterFree(target, gate::kBUnit); },
+        [&] { return ShardOpen(*single_shard_) && BiasOff(bias_); });
   }
   // Whether ReleaseAnnounced may release this process's exclusive lock: it
   // is its only one, taken by announcement.
@@ -416,7 +421,8 @@ inline void ReleaseExclusive(ExclusiveShare& share, const AllShards& all,
   share.Release(all, target.lock);
 }
 inline bool AcquireExclusive(LockWords& all_owner, LockWords& target) {
-  const bool waited_all = gate::Enter(all_owner.all, gate::kBUnit, gate::kAMask);
+  const bool waited_all =
+      gate::Enter(all_owner.all, gate::kBUnit, gate::kAMask);
   const bool waited =
       gate::Enter(target.lock, gate::kBUnit, gate::kAMask | gate::kBMask);
   return waited_all || waited;
@@ -437,7 +443,8 @@ inline bool AcquireAll(LockWords& shard, const AllShards& all) {
 // Biased lock_all (top of this file): holds a lock_all by the bias, with
 // `mine` the caller's visibility word, or returns false having changed
 // nothing (then AcquireAll; release with ReleaseAllBiased, resp. ReleaseAll).
-[[nodiscard]] inline bool TryAcquireAllBiased(const AllShards& all, VisibleWord& mine) {
+[[nodiscard]] inline bool TryAcquireAllBiased(const AllShards& all,
+                                              VisibleWord& mine) {
   if (all.bias == nullptr ||
       all.bias->state.load(std::memory_order_relaxed) != LockAllBias::kOn) {
     return false;

@@ -13,7 +13,6 @@ namespace {
 
 std::atomic<void (*)()> g_spin_progress{nullptr};
 
-
 // Relaxes per microsecond: the fastest of a few timed batches (an
 // interrupted batch only looks slower).
 uint32_t MeasureRelaxPerUs() {
@@ -27,7 +26,9 @@ uint32_t MeasureRelaxPerUs() {
   }
   if (best_ns == 0) best_ns = 1;
   const uint64_t per_us = uint64_t{kBatch} * 1000 / best_ns;
-  return per_us < 1 ? 1 : per_us > 100000 ? 100000 : static_cast<uint32_t>(per_us);
+  return per_us < 1        ? 1
+         : per_us > 100000 ? 100000
+                           : static_cast<uint32_t>(per_us);
 }
 
 SpinSettings& Settings() {

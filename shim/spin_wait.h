@@ -53,9 +53,9 @@ inline void CpuRelax() {
 #endif
 }
 
-inline constexpr uint32_t kMaxRoundNs = 500;          // between two looks
-inline constexpr uint32_t kHandoverNs = 150;          // per locker ahead
-inline constexpr uint32_t kMaxTurnRoundNs = 4000;     // queue waits, at most
+inline constexpr uint32_t kMaxRoundNs = 500;       // between two looks
+inline constexpr uint32_t kHandoverNs = 150;       // per locker ahead
+inline constexpr uint32_t kMaxTurnRoundNs = 4000;  // queue waits, at most
 inline constexpr uint32_t kProgressIntervalNs = 50000;
 inline constexpr uint32_t kSpinBeforeYieldNs = 2000;  // oversubscribed
 inline constexpr uint32_t kSpinAloneNs = 1000000;     // a core per rank

@@ -22,9 +22,9 @@ namespace rmashim {
 // part of the window.
 struct ManagedWindow::Announcement {
   SegmentId segment;
-  long size;       // bytes of window memory
+  long size;  // bytes of window memory
   long disp_unit;
-  long address;    // of its window memory, in its own address space
+  long address;         // of its window memory, in its own address space
   UserMemoryId memory;  // MPI_Win_create memory shared with node peers
 };
 
@@ -134,8 +134,7 @@ int ManagedWindow::Agreed(Agreement* agreement, Vote* agreed) {
   return agreement->all_failed;
 }
 
-void ManagedWindow::SetTargets(const Announcement* all,
-                               MPI_Aint header_bytes) {
+void ManagedWindow::SetTargets(const Announcement* all, MPI_Aint header_bytes) {
   const int comm_size = static_cast<int>(node_index_.size());
   targets_.resize(comm_size);
   comm_size_ = comm_size;
@@ -213,8 +212,8 @@ void ManagedWindow::MapAllShards() {
     announced_[i] = &header(i)->exclusive_announced;
     visible_[i] = &header(i)->lock_all_visible;
   }
-  all_view_ = {all_shards_.data(), shards,          announced_.data(),
-               ranks,              LockAllBiasOf(), visible_.data()};
+  all_view_ = {all_shards_.data(), shards,         announced_.data(), ranks,
+               LockAllBiasOf(),    visible_.data()};
 }
 
 // Whether this process may read every node-local peer's memory with
@@ -249,7 +248,8 @@ void ManagedWindow::Finish(MPI_Comm comm) {
     unstriped_slot_ = node_index_[rank_];
     deferred.set_slot(unstriped_slot_);
     for (Target& t : targets_) {
-      if (t.node_local()) t.own_slot = &t.header->unstriped_slots()[unstriped_slot_];
+      if (t.node_local())
+        t.own_slot = &t.header->unstriped_slots()[unstriped_slot_];
     }
   }
   // On a single-node window every target is node-local, so each got its

@@ -84,8 +84,7 @@ static_assert(sizeof(SegmentHeader) % alignof(UnstripedSlot) == 0);
 // `post_counters` counters: keeps the memory page-aligned.
 inline MPI_Aint HeaderBytes(int slots, int post_counters) {
   constexpr MPI_Aint kPage = 4096;
-  const MPI_Aint bytes = sizeof(SegmentHeader) +
-                         sizeof(UnstripedSlot) * slots +
+  const MPI_Aint bytes = sizeof(SegmentHeader) + sizeof(UnstripedSlot) * slots +
                          sizeof(uint32_t) * post_counters;
   return (bytes + kPage - 1) / kPage * kPage;
 }
@@ -112,7 +111,7 @@ struct Target {
   // set, its address in that process (reached with process_vm_readv/writev).
   std::byte* base = nullptr;
   SegmentHeader* header = nullptr;  // sync state; null off-node
-  MPI_Aint size = 0;  // bytes
+  MPI_Aint size = 0;                // bytes
   // `size` when loads and stores through `base` reach the target's memory
   // (node-local, mapped here); -1 otherwise. One bounds check answers both
   // questions on the fast paths (access.h: DirectWord).
@@ -219,7 +218,7 @@ constexpr uint64_t LockedBits(LockMode mode) {
 
 // PSCW state of this process.
 struct PscwState {
-  std::vector<int> access_group;  // window ranks of the current start
+  std::vector<int> access_group;         // window ranks of the current start
   std::vector<uint32_t> posts_consumed;  // per target: posts matched so far
   bool access_nocheck = false;
   // Between post and wait/test. Atomic: fence, free and the PSCW calls of
@@ -259,9 +258,9 @@ class ManagedWindow {
   int comm_size() const { return comm_size_; }
   const Target& target(int rank) const { return targets_[rank]; }
   Reach reach(int rank) const {
-    return rank == rank_ ? Reach::kSelf
-                         : targets_[rank].node_local() ? Reach::kNode
-                                                       : Reach::kRemote;
+    return rank == rank_                 ? Reach::kSelf
+           : targets_[rank].node_local() ? Reach::kNode
+                                         : Reach::kRemote;
   }
   // The profile record (profile.h); nullptr when profiling is off.
   WindowProfile* profile = nullptr;
@@ -353,7 +352,8 @@ class ManagedWindow {
   // single-node windows whose memory every rank maps (not MPI_Win_create).
   int unstriped_slot_count() const { return header_arrays().unstriped_slots; }
   HeaderArrays header_arrays() const {
-    return HeaderArraysFor(single_node_, flavor_ == Flavor::kCreate, node_size_);
+    return HeaderArraysFor(single_node_, flavor_ == Flavor::kCreate,
+                           node_size_);
   }
   MPI_Aint header_bytes() const {
     return HeaderBytes(unstriped_slot_count(), post_counters());
@@ -395,7 +395,8 @@ class ManagedWindow {
     epoch = e;
   }
   int locks_held = 0;
-  ExclusiveShare exclusive_share;  // this process's exclusive locks (shm_lock.h)
+  ExclusiveShare
+      exclusive_share;  // this process's exclusive locks (shm_lock.h)
   bool lock_all_nocheck = false;
   bool lock_all_biased = false;  // held by the bias (shm_lock.h)
   bool any_mpi_ops_pending = false;
@@ -431,9 +432,8 @@ class ManagedWindow {
     MPI_Request request = MPI_REQUEST_NULL;
   };
   void InitHeader(std::byte* segment);
-  void Share(MPI_Comm comm, MPI_Aint memory_bytes, MPI_Aint size,
-             int disp_unit, Vote vote, std::byte** base, Vote* agreed,
-             Agreement* agreement);
+  void Share(MPI_Comm comm, MPI_Aint memory_bytes, MPI_Aint size, int disp_unit,
+             Vote vote, std::byte** base, Vote* agreed, Agreement* agreement);
   int Agreed(Agreement* agreement, Vote* agreed);
   void SetTargets(const Announcement* all, MPI_Aint header_bytes);
   void MapAllShards();
@@ -450,13 +450,13 @@ class ManagedWindow {
 
   MPI_Win app_win_ = MPI_WIN_NULL;
   bool single_node_ = false;
-  int plain_ranks_ = 0;  // comm_size_ when plain (Finish, SetProfile)
-  int lane_ranks_ = 0;   // ... and with unstriped slots
-  int unprofiled_ranks_ = 0;  // comm_size_ unless profiled (SetTargets)
+  int plain_ranks_ = 0;           // comm_size_ when plain (Finish, SetProfile)
+  int lane_ranks_ = 0;            // ... and with unstriped slots
+  int unprofiled_ranks_ = 0;      // comm_size_ unless profiled (SetTargets)
   bool holds_mpi_epoch_ = false;  // lock_all(MPI_MODE_NOCHECK) on app_win_
   NodeSegments segments_;
-  std::vector<int> node_index_;  // per window rank: NodeIndexOf
-  std::vector<int> node_ranks_;  // per node index: the window rank
+  std::vector<int> node_index_;   // per window rank: NodeIndexOf
+  std::vector<int> node_ranks_;   // per node index: the window rank
   std::vector<int> world_ranks_;  // per window rank, when spanning nodes
   int own_agent_id_ = -1;         // this process's, RegisterAgentWindow
   std::vector<int> agent_ids_;    // per window rank, when agent_served()
@@ -472,7 +472,7 @@ class ManagedWindow {
   int comm_size_ = 0;  // targets_.size(), kept for the fast paths
   std::vector<Target> targets_;
   std::vector<LockWords*> target_locks_;  // per rank; null off-node
-  std::vector<LockWords*> all_shards_;  // when locks_in_shm()
+  std::vector<LockWords*> all_shards_;    // when locks_in_shm()
   std::vector<AnnounceWord*> announced_;  // ... every node rank's
   std::vector<VisibleWord*> visible_;     // ... and their lock_all bias words
   AllShards all_view_;  // both, as the lock functions take them
@@ -489,8 +489,8 @@ class ManagedWindow {
 // the fast paths pay one test of `w.profile` when profiling is off. Returns
 // MPI_SUCCESS, so a fast path ends in a jump to it (no stack frame).
 [[gnu::cold, gnu::noinline]] int CountServed(const ManagedWindow& w,
-                                             OpKind kind, int target,
-                                             int count, MPI_Datatype type);
+                                             OpKind kind, int target, int count,
+                                             MPI_Datatype type);
 
 // The profile record of any window, managed (`w`) or not.
 inline WindowProfile* ProfileOf(MPI_Win win, const ManagedWindow* w) {

@@ -72,10 +72,9 @@ inline thread_local uint64_t t_unstriped_seq
 // path that calls RunUnstriped: false (the mode word is not zero) after
 // withdrawing the announcement, with nothing else done.
 template <typename Update>
-[[nodiscard]] [[gnu::always_inline]] inline bool TryUnstriped(std::atomic<uint64_t>& mode,
-                                                UnstripedSlot& slot,
-                                                Update&& update,
-                                                uint64_t* seen = nullptr) {
+[[nodiscard]] [[gnu::always_inline]] inline bool TryUnstriped(
+    std::atomic<uint64_t>& mode, UnstripedSlot& slot, Update&& update,
+    uint64_t* seen = nullptr) {
   const uint64_t seq = t_unstriped_seq;
   t_unstriped_seq = seq + 2;
   slot.seq.store(seq + 1, std::memory_order_relaxed);
@@ -113,7 +112,8 @@ template <typename Update>
                                                 UnstripedSlot& slot,
                                                 Update&& update) {
   uint64_t m;
-  if (TryUnstriped(mode, slot, update, &m)) [[likely]] return true;
+  if (TryUnstriped(mode, slot, update, &m)) [[likely]]
+    return true;
   NoteStripedMode(mode, slot, m);
   return false;
 }

@@ -4,11 +4,11 @@
 // histogram updates use, and their CPU floor is one locked instruction:
 // every instruction the shim adds around it costs time the locked
 // instruction cannot hide, past the first few dozen (bench/small_ops
-// measures the lane against that floor). So the lane does the fast path's checks (access.h:
-// DirectWord) and the unstriped protocol (word_atomics.h) with the CPU
-// atomic inline: no element-op table, no indirect call, no profile test.
-// Everything else (other types and ops, exclusive locks, targets whose mode
-// word asks for stripes) takes accumulate.h's paths, which apply the same
+// measures the lane against that floor). So the lane does the fast path's
+// checks (access.h: DirectWord) and the unstriped protocol (word_atomics.h)
+// with the CPU atomic inline: no element-op table, no indirect call, no profile
+// test. Everything else (other types and ops, exclusive locks, targets whose
+// mode word asks for stripes) takes accumulate.h's paths, which apply the same
 // protocol, so both lanes agree on every element.
 #ifndef RMASHIM_SHIM_WORD_LANE_H_
 #define RMASHIM_SHIM_WORD_LANE_H_
@@ -33,8 +33,8 @@ namespace rmashim {
 // (ManagedWindow::LaneRank: every Target::own_slot set), which it may access
 // directly in a lock_all or fence epoch or under a shared lock (under an
 // exclusive one accumulate.h updates with plain loads and stores; PSCW
-// epochs wait for posts), and an aligned word inside its memory. DirectWord's checks, with the epoch looked at once. False:
-// take the other paths.
+// epochs wait for posts), and an aligned word inside its memory. DirectWord's
+// checks, with the epoch looked at once. False: take the other paths.
 [[gnu::always_inline]] inline bool WordLaneTarget(const ManagedWindow& w,
                                                   int target, MPI_Aint disp,
                                                   uint64_t** word) {
@@ -88,12 +88,9 @@ enum class LaneMiss { kInline, kOutOfLine, kDecline };
 // NO_OP, the bitwise ops and compare-and-swap do the same to every 8-byte
 // integer type, signed or not), so the wrapper's other arguments are dead
 // once its checks passed.
-[[gnu::noinline]] void WordLaneStripedAfterAttempt(const ManagedWindow& w,
-                                                   int target, uint64_t* word,
-                                                   MPI_Datatype type, MPI_Op op,
-                                                   const void* origin,
-                                                   const void* compare,
-                                                   void* result);
+[[gnu::noinline]] void WordLaneStripedAfterAttempt(
+    const ManagedWindow& w, int target, uint64_t* word, MPI_Datatype type,
+    MPI_Op op, const void* origin, const void* compare, void* result);
 
 // A word lane call, once its arguments passed: the word it may touch
 // (WordLaneTarget), then `update` announced and unstriped while the
@@ -107,7 +104,8 @@ template <LaneMiss miss, typename Update>
                                                const void* compare,
                                                void* result, Update&& update) {
   uint64_t* word;
-  if (!WordLaneTarget(w, target, disp, &word)) [[unlikely]] return false;
+  if (!WordLaneTarget(w, target, disp, &word)) [[unlikely]]
+    return false;
   const Target& t = w.target(target);
   auto run = [&] [[gnu::always_inline]] { update(word); };
   if constexpr (miss == LaneMiss::kDecline) {
@@ -129,19 +127,16 @@ template <LaneMiss miss, typename Update>
 // integer. True when done. One lane per op, MPI_SUM straight through: the
 // op is tested once.
 template <LaneMiss miss = LaneMiss::kOutOfLine>
-[[nodiscard]] [[gnu::always_inline]] inline bool TryWordFetchAndOp(ManagedWindow& w,
-                                                     MPI_Datatype type,
-                                                     MPI_Op op, int target,
-                                                     MPI_Aint disp,
-                                                     const void* origin,
-                                                     void* result) {
+[[nodiscard]] [[gnu::always_inline]] inline bool TryWordFetchAndOp(
+    ManagedWindow& w, MPI_Datatype type, MPI_Op op, int target, MPI_Aint disp,
+    const void* origin, void* result) {
   if (!IsWordIntegerType(type) || result == nullptr) [[unlikely]] {
     return false;
   }
   auto lane = [&] [[gnu::always_inline]] (auto fetch) {
     return RunWordLane<miss>(
         w, target, disp, MPI_UINT64_T, op, origin, nullptr, result,
-        [&] [[gnu::always_inline]] (uint64_t* word) {
+        [&] [[gnu::always_inline]] (uint64_t * word) {
           const uint64_t old = fetch(std::atomic_ref<uint64_t>(*word));
           std::memcpy(result, &old, 8);
         });
@@ -173,7 +168,7 @@ template <LaneMiss miss = LaneMiss::kOutOfLine>
   }
   return RunWordLane<miss>(
       w, target, disp, MPI_UINT64_T, MPI_OP_NULL, origin, compare, result,
-      [&] [[gnu::always_inline]] (uint64_t* word) {
+      [&] [[gnu::always_inline]] (uint64_t * word) {
         uint64_t expected = LoadWord(compare);
         std::atomic_ref<uint64_t>(*word).compare_exchange_strong(
             expected, LoadWord(origin));
@@ -185,19 +180,18 @@ template <LaneMiss miss = LaneMiss::kOutOfLine>
 // on an 8-byte integer (one locked instruction), or MPI_SUM on MPI_DOUBLE
 // (a compare-and-swap loop, as the element kernels do it). True when done.
 template <LaneMiss miss = LaneMiss::kOutOfLine>
-[[nodiscard]] [[gnu::always_inline]] inline bool TryWordAccumulate(ManagedWindow& w,
-                                                     MPI_Datatype type,
-                                                     MPI_Op op, int target,
-                                                     MPI_Aint disp,
-                                                     const void* origin) {
-  if (origin == nullptr) [[unlikely]] return false;
-  auto lane = [&] [[gnu::always_inline]] (MPI_Datatype lane_type, MPI_Op lane_op,
-                                          auto update) {
-    return RunWordLane<miss>(
-        w, target, disp, lane_type, lane_op, origin, nullptr, nullptr,
-        [&] [[gnu::always_inline]] (uint64_t* word) {
-          update(std::atomic_ref<uint64_t>(*word));
-        });
+[[nodiscard]] [[gnu::always_inline]] inline bool TryWordAccumulate(
+    ManagedWindow& w, MPI_Datatype type, MPI_Op op, int target, MPI_Aint disp,
+    const void* origin) {
+  if (origin == nullptr) [[unlikely]]
+    return false;
+  auto lane = [&] [[gnu::always_inline]] (MPI_Datatype lane_type,
+                                          MPI_Op lane_op, auto update) {
+    return RunWordLane<miss>(w, target, disp, lane_type, lane_op, origin,
+                             nullptr, nullptr,
+                             [&] [[gnu::always_inline]] (uint64_t * word) {
+                               update(std::atomic_ref<uint64_t>(*word));
+                             });
   };
   // MPI_DOUBLE runs through (one compare, tested before the integers;
   // the commonest accumulate of numerical codes), the integers aside.
@@ -220,11 +214,16 @@ template <LaneMiss miss = LaneMiss::kOutOfLine>
     };
     using Ref = std::atomic_ref<uint64_t>;
     switch (op) {
-      case MPI_SUM: return rmw(MPI_SUM, [](Ref r, uint64_t v) { r.fetch_add(v); });
-      case MPI_BXOR: return rmw(MPI_BXOR, [](Ref r, uint64_t v) { r.fetch_xor(v); });
-      case MPI_BOR: return rmw(MPI_BOR, [](Ref r, uint64_t v) { r.fetch_or(v); });
-      case MPI_BAND: return rmw(MPI_BAND, [](Ref r, uint64_t v) { r.fetch_and(v); });
-      default: return false;
+      case MPI_SUM:
+        return rmw(MPI_SUM, [](Ref r, uint64_t v) { r.fetch_add(v); });
+      case MPI_BXOR:
+        return rmw(MPI_BXOR, [](Ref r, uint64_t v) { r.fetch_xor(v); });
+      case MPI_BOR:
+        return rmw(MPI_BOR, [](Ref r, uint64_t v) { r.fetch_or(v); });
+      case MPI_BAND:
+        return rmw(MPI_BAND, [](Ref r, uint64_t v) { r.fetch_and(v); });
+      default:
+        return false;
     }
   }
   return false;

@@ -36,8 +36,8 @@ int Dispatch(MPI_Win win, int target, MPI_Request* request, Profiled what,
     return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
   }
   int rc = MPI_SUCCESS;
-  const bool counted = w->profile != nullptr && target >= 0 &&
-                       target < w->comm_size();
+  const bool counted =
+      w->profile != nullptr && target >= 0 && target < w->comm_size();
   if (direct(*w, &rc) == Route::kDone) {
     if (rc == MPI_SUCCESS && counted) {
       CountOp(w->profile, what.kind, w->reach(target), what.count, what.type);
@@ -67,43 +67,39 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
 [[gnu::noinline]] int Accumulate(const AccumulateCall& c, MPI_Win win,
                                  MPI_Request* request) {
   const bool fetching = c.fetching;
-  const OpKind kind = request ? (fetching ? OpKind::kRgetAccumulate : OpKind::kRaccumulate)
-                              : (fetching ? OpKind::kGetAccumulate : OpKind::kAccumulate);
+  const OpKind kind =
+      request ? (fetching ? OpKind::kRgetAccumulate : OpKind::kRaccumulate)
+              : (fetching ? OpKind::kGetAccumulate : OpKind::kAccumulate);
   return Dispatch(
       win, c.target, request, {kind, c.target_count, c.target_type},
       [&](ManagedWindow& w, int* rc) { return AccumulateDirect(w, c, rc); },
       [&](MPI_Win used) {
         if (!c.fetching) {
-          return request ? PMPI_Raccumulate(c.origin, c.origin_count,
-                                            c.origin_type, c.target, c.disp,
-                                            c.target_count, c.target_type,
-                                            c.op, used, request)
-                         : PMPI_Accumulate(c.origin, c.origin_count,
-                                           c.origin_type, c.target, c.disp,
-                                           c.target_count, c.target_type,
-                                           c.op, used);
+          return request
+                     ? PMPI_Raccumulate(c.origin, c.origin_count, c.origin_type,
+                                        c.target, c.disp, c.target_count,
+                                        c.target_type, c.op, used, request)
+                     : PMPI_Accumulate(c.origin, c.origin_count, c.origin_type,
+                                       c.target, c.disp, c.target_count,
+                                       c.target_type, c.op, used);
         }
-        return request
-                   ? PMPI_Rget_accumulate(
-                         c.origin, c.origin_count, c.origin_type, c.result,
-                         c.result_count, c.result_type, c.target, c.disp,
-                         c.target_count, c.target_type, c.op, used, request)
-                   : PMPI_Get_accumulate(
-                         c.origin, c.origin_count, c.origin_type, c.result,
-                         c.result_count, c.result_type, c.target, c.disp,
-                         c.target_count, c.target_type, c.op, used);
+        return request ? PMPI_Rget_accumulate(
+                             c.origin, c.origin_count, c.origin_type, c.result,
+                             c.result_count, c.result_type, c.target, c.disp,
+                             c.target_count, c.target_type, c.op, used, request)
+                       : PMPI_Get_accumulate(
+                             c.origin, c.origin_count, c.origin_type, c.result,
+                             c.result_count, c.result_type, c.target, c.disp,
+                             c.target_count, c.target_type, c.op, used);
       });
 }
 
 // An MPI_Accumulate that is not queued: applied at once (after the queue),
 // through the fast path where it applies, else the full one.
-[[gnu::noinline]] int AccumulateNow(ManagedWindow* w, const void* origin_addr,
-                                    int origin_count,
-                                    MPI_Datatype origin_datatype,
-                                    int target_rank, MPI_Aint target_disp,
-                                    int target_count,
-                                    MPI_Datatype target_datatype, MPI_Op op,
-                                    MPI_Win win) {
+[[gnu::noinline]] int AccumulateNow(
+    ManagedWindow* w, const void* origin_addr, int origin_count,
+    MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+    int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
   if (w != nullptr) ApplyDeferred(*w);
   if (w != nullptr && origin_datatype == target_datatype &&
       origin_count == target_count && op != MPI_NO_OP &&
@@ -112,9 +108,9 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
     return Served(*w, OpKind::kAccumulate, target_rank, target_count,
                   target_datatype);
   }
-  return Accumulate({false, origin_addr, origin_count, origin_datatype, nullptr, 0,
-                     MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
-                     target_datatype, op},
+  return Accumulate({false, origin_addr, origin_count, origin_datatype, nullptr,
+                     0, MPI_DATATYPE_NULL, target_rank, target_disp,
+                     target_count, target_datatype, op},
                     win, nullptr);
 }
 
@@ -164,8 +160,8 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
   ManagedWindow* w = FindManaged(win);
   if (w != nullptr) ApplyDeferred(*w);
   if (w != nullptr &&
-      TryWordFetchAndOp(*w, datatype, op, target_rank, target_disp,
-                        origin_addr, result_addr)) {
+      TryWordFetchAndOp(*w, datatype, op, target_rank, target_disp, origin_addr,
+                        result_addr)) {
     return MPI_SUCCESS;
   }
   if (w != nullptr && result_addr != nullptr &&
@@ -177,17 +173,14 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
                         target_disp, op, win);
 }
 
-[[gnu::noinline]] int CompareAndSwapOther(const void* origin_addr,
-                                          const void* compare_addr,
-                                          void* result_addr,
-                                          MPI_Datatype datatype,
-                                          int target_rank,
-                                          MPI_Aint target_disp, MPI_Win win) {
+[[gnu::noinline]] int CompareAndSwapOther(
+    const void* origin_addr, const void* compare_addr, void* result_addr,
+    MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   if (w != nullptr) ApplyDeferred(*w);
   if (w != nullptr &&
-      TryWordCompareAndSwap(*w, datatype, target_rank, target_disp,
-                            origin_addr, compare_addr, result_addr)) {
+      TryWordCompareAndSwap(*w, datatype, target_rank, target_disp, origin_addr,
+                            compare_addr, result_addr)) {
     return MPI_SUCCESS;
   }
   if (w != nullptr &&
@@ -203,8 +196,7 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
 // accumulate since the last synchronization at once, the burst after it
 // queued (deferred_atomics.h), everything else through AccumulateNow. Out
 // of line with the wrapper's own arguments, so the lane ends in a jump.
-[[gnu::noinline]] int AccumulateOther(const void* origin_addr,
-                                      int origin_count,
+[[gnu::noinline]] int AccumulateOther(const void* origin_addr, int origin_count,
                                       MPI_Datatype origin_datatype,
                                       int target_rank, MPI_Aint target_disp,
                                       int target_count,
@@ -219,23 +211,24 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
         w->deferred.armed()
             ? TryDeferAccumulate(*w, target_datatype, op, target_rank,
                                  target_disp, origin_addr)
-            : (w->deferred.Arm(), w->deferred.empty() &&
-                                      TryFastRun(*w, target_datatype, 1, op,
-                                                 target_rank, target_disp,
-                                                 origin_addr, nullptr));
+            : (w->deferred.Arm(),
+               w->deferred.empty() &&
+                   TryFastRun(*w, target_datatype, 1, op, target_rank,
+                              target_disp, origin_addr, nullptr));
     if (served) {
       return Served(*w, OpKind::kAccumulate, target_rank, 1, target_datatype);
     }
   }
   return AccumulateNow(w, origin_addr, origin_count, origin_datatype,
-                       target_rank, target_disp, target_count,
-                       target_datatype, op, win);
+                       target_rank, target_disp, target_count, target_datatype,
+                       op, win);
 }
 
 // Whether an MPI_Accumulate now is applied at once (not queued): nothing
 // queued, and no burst armed or an epoch that never queues.
 [[gnu::always_inline]] inline bool AccumulatesAtOnce(const ManagedWindow& w) {
-  if (w.deferred.idle()) [[likely]] return true;
+  if (w.deferred.idle()) [[likely]]
+    return true;
   const AccessEpoch epoch = w.epoch;
   return w.deferred.empty() && epoch != AccessEpoch::kLock &&
          epoch != AccessEpoch::kLockAll;
@@ -245,9 +238,8 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
 // checks: six arguments, all in registers (the type, rank and displacement
 // where MPI_Accumulate receives them), so the lane keeps few alive.
 [[gnu::noinline]] int AccumulateOneOther(const void* origin_addr, MPI_Op op,
-                                         MPI_Datatype datatype,
-                                         int target_rank, MPI_Aint target_disp,
-                                         MPI_Win win) {
+                                         MPI_Datatype datatype, int target_rank,
+                                         MPI_Aint target_disp, MPI_Win win) {
   return AccumulateOther(origin_addr, 1, datatype, target_rank, target_disp, 1,
                          datatype, op, win);
 }
@@ -272,9 +264,8 @@ int MPI_Accumulate(const void* origin_addr, int origin_count,
   }
   ManagedWindow* w = FindManagedHome(win);  // a miss: the Other path
   if (w != nullptr && AccumulatesAtOnce(*w) &&
-      TryWordAccumulate<LaneMiss::kDecline>(*w, origin_datatype, op,
-                                            target_rank, target_disp,
-                                            origin_addr)) {
+      TryWordAccumulate<LaneMiss::kDecline>(
+          *w, origin_datatype, op, target_rank, target_disp, origin_addr)) {
     w->deferred.Arm();
     return MPI_SUCCESS;  // a plain window: no profile
   }
@@ -287,44 +278,43 @@ int MPI_Raccumulate(const void* origin_addr, int origin_count,
                     MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                     MPI_Request* request) {
-  return Accumulate({false, origin_addr, origin_count, origin_datatype, nullptr, 0,
-                     MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
-                     target_datatype, op},
+  return Accumulate({false, origin_addr, origin_count, origin_datatype, nullptr,
+                     0, MPI_DATATYPE_NULL, target_rank, target_disp,
+                     target_count, target_datatype, op},
                     win, request);
 }
 
 int MPI_Get_accumulate(const void* origin_addr, int origin_count,
                        MPI_Datatype origin_datatype, void* result_addr,
                        int result_count, MPI_Datatype result_datatype,
-                       int target_rank, MPI_Aint target_disp,
-                       int target_count, MPI_Datatype target_datatype,
-                       MPI_Op op, MPI_Win win) {
+                       int target_rank, MPI_Aint target_disp, int target_count,
+                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   if (w != nullptr) ApplyDeferred(*w);
   if (w != nullptr && result_addr != nullptr &&
       result_datatype == target_datatype && result_count == target_count &&
-      (op == MPI_NO_OP || (origin_datatype == target_datatype &&
-                           origin_count == target_count)) &&
+      (op == MPI_NO_OP ||
+       (origin_datatype == target_datatype && origin_count == target_count)) &&
       TryFastRun(*w, target_datatype, target_count, op, target_rank,
                  target_disp, origin_addr, result_addr)) {
     return Served(*w, OpKind::kGetAccumulate, target_rank, target_count,
                   target_datatype);
   }
-  return Accumulate({true, origin_addr, origin_count, origin_datatype, result_addr,
-                     result_count, result_datatype, target_rank, target_disp,
-                     target_count, target_datatype, op},
+  return Accumulate({true, origin_addr, origin_count, origin_datatype,
+                     result_addr, result_count, result_datatype, target_rank,
+                     target_disp, target_count, target_datatype, op},
                     win, nullptr);
 }
 
 int MPI_Rget_accumulate(const void* origin_addr, int origin_count,
                         MPI_Datatype origin_datatype, void* result_addr,
                         int result_count, MPI_Datatype result_datatype,
-                        int target_rank, MPI_Aint target_disp,
-                        int target_count, MPI_Datatype target_datatype,
-                        MPI_Op op, MPI_Win win, MPI_Request* request) {
-  return Accumulate({true, origin_addr, origin_count, origin_datatype, result_addr,
-                     result_count, result_datatype, target_rank, target_disp,
-                     target_count, target_datatype, op},
+                        int target_rank, MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                        MPI_Request* request) {
+  return Accumulate({true, origin_addr, origin_count, origin_datatype,
+                     result_addr, result_count, result_datatype, target_rank,
+                     target_disp, target_count, target_datatype, op},
                     win, request);
 }
 
@@ -334,8 +324,8 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr,
   ManagedWindow* w = FindManagedHome(win);  // a miss: the Other path
   if (w != nullptr && w->deferred.empty() &&
       TryWordFetchAndOp<LaneMiss::kInline>(*w, datatype, op, target_rank,
-                                            target_disp, origin_addr,
-                                            result_addr)) {
+                                           target_disp, origin_addr,
+                                           result_addr)) {
     return MPI_SUCCESS;  // a plain window: no profile
   }
   return FetchAndOpOther(origin_addr, result_addr, datatype, target_rank,
@@ -348,8 +338,8 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
   ManagedWindow* w = FindManagedHome(win);  // a miss: the Other path
   if (w != nullptr && w->deferred.empty() &&
       TryWordCompareAndSwap<LaneMiss::kInline>(*w, datatype, target_rank,
-                                                target_disp, origin_addr,
-                                                compare_addr, result_addr)) {
+                                               target_disp, origin_addr,
+                                               compare_addr, result_addr)) {
     return MPI_SUCCESS;  // a plain window: no profile
   }
   return CompareAndSwapOther(origin_addr, compare_addr, result_addr, datatype,

@@ -27,10 +27,10 @@ int MpiFence(ManagedWindow& w, int assert) {
   if (const int rc = w.CloseMpiPassiveEpoch()) return rc;
   const int rc = PMPI_Win_fence(assert, w.app_win());
   if (rc != MPI_SUCCESS) return rc;
-  const bool opens_epoch = (assert & MPI_MODE_NOSUCCEED) == 0;
+  const bool opens_epoch = (assert& MPI_MODE_NOSUCCEED) == 0;
   // With MPI_MODE_NOPRECEDE MPI may skip its barrier; direct copies of the
   // new epoch must still wait until every node-local target has fenced.
-  if (opens_epoch && (assert & MPI_MODE_NOPRECEDE) && w.has_node_peers()) {
+  if (opens_epoch && (assert& MPI_MODE_NOPRECEDE) && w.has_node_peers()) {
     NodeBarrier(w);
   }
   w.SetEpoch(opens_epoch ? AccessEpoch::kFence : AccessEpoch::kNone);
@@ -45,7 +45,8 @@ int MPI_Win_fence(int assert, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kFence);
   if (w == nullptr) return PMPI_Win_fence(assert, win);
-  if (!ValidAssert(assert, kFenceAsserts)) return RaiseOnWindow(win, MPI_ERR_ARG);
+  if (!ValidAssert(assert, kFenceAsserts))
+    return RaiseOnWindow(win, MPI_ERR_ARG);
   // Nor during an exposure epoch (post without wait), as in MPICH.
   if (!w->may_start_epoch() || w->pscw.exposed) {
     return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
@@ -58,7 +59,8 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kStart);
   if (w == nullptr) return PMPI_Win_start(group, assert, win);
-  if (!ValidAssert(assert, kStartAsserts)) return RaiseOnWindow(win, MPI_ERR_ARG);
+  if (!ValidAssert(assert, kStartAsserts))
+    return RaiseOnWindow(win, MPI_ERR_ARG);
   if (!w->may_start_epoch()) return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
   if (w->locks_in_shm()) {
     return RaiseOnWindow(win, ShmStart(*w, group, assert));
@@ -96,7 +98,8 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
     if (rc == MPI_SUCCESS) w->pscw.exposed = true;
     return rc;
   }
-  if (!ValidAssert(assert, kPostAsserts)) return RaiseOnWindow(win, MPI_ERR_ARG);
+  if (!ValidAssert(assert, kPostAsserts))
+    return RaiseOnWindow(win, MPI_ERR_ARG);
   return RaiseOnWindow(win, ShmPost(*w, group, assert));
 }
 

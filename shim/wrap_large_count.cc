@@ -34,9 +34,9 @@ int LargeCall(MPI_Win win, int target, MPI_Aint disp, MPI_Request* request,
     return RaiseOnWindow(win, rc);
   }
   if (target == MPI_PROC_NULL) return call(w->app_win());
-  const bool epoch_ok = request != nullptr ? RequestEpochOk(*w, target)
-                                           : CheckEpoch(*w, target) !=
-                                                 EpochAccess::kNoEpoch;
+  const bool epoch_ok = request != nullptr
+                            ? RequestEpochOk(*w, target)
+                            : CheckEpoch(*w, target) != EpochAccess::kNoEpoch;
   if (!epoch_ok) return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
   return PassThrough(*w, target, call);
 }
@@ -50,9 +50,9 @@ int MPI_Put_c(const void* origin_addr, MPI_Count origin_count,
               MPI_Aint target_disp, MPI_Count target_count,
               MPI_Datatype target_datatype, MPI_Win win) {
   if (FitsInt(origin_count, target_count)) {
-    return MPI_Put(origin_addr, static_cast<int>(origin_count),
-                   origin_datatype, target_rank, target_disp,
-                   static_cast<int>(target_count), target_datatype, win);
+    return MPI_Put(origin_addr, static_cast<int>(origin_count), origin_datatype,
+                   target_rank, target_disp, static_cast<int>(target_count),
+                   target_datatype, win);
   }
   return LargeCall(win, target_rank, target_disp, nullptr, [&](MPI_Win used) {
     return PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank,
@@ -65,9 +65,9 @@ int MPI_Get_c(void* origin_addr, MPI_Count origin_count,
               MPI_Aint target_disp, MPI_Count target_count,
               MPI_Datatype target_datatype, MPI_Win win) {
   if (FitsInt(origin_count, target_count)) {
-    return MPI_Get(origin_addr, static_cast<int>(origin_count),
-                   origin_datatype, target_rank, target_disp,
-                   static_cast<int>(target_count), target_datatype, win);
+    return MPI_Get(origin_addr, static_cast<int>(origin_count), origin_datatype,
+                   target_rank, target_disp, static_cast<int>(target_count),
+                   target_datatype, win);
   }
   return LargeCall(win, target_rank, target_disp, nullptr, [&](MPI_Win used) {
     return PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank,
@@ -136,8 +136,8 @@ int MPI_Raccumulate_c(const void* origin_addr, MPI_Count origin_count,
   if (FitsInt(origin_count, target_count)) {
     return MPI_Raccumulate(origin_addr, static_cast<int>(origin_count),
                            origin_datatype, target_rank, target_disp,
-                           static_cast<int>(target_count), target_datatype,
-                           op, win, request);
+                           static_cast<int>(target_count), target_datatype, op,
+                           win, request);
   }
   return LargeCall(win, target_rank, target_disp, request, [&](MPI_Win used) {
     return PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype,
@@ -169,11 +169,10 @@ int MPI_Get_accumulate_c(const void* origin_addr, MPI_Count origin_count,
 
 int MPI_Rget_accumulate_c(const void* origin_addr, MPI_Count origin_count,
                           MPI_Datatype origin_datatype, void* result_addr,
-                          MPI_Count result_count,
-                          MPI_Datatype result_datatype, int target_rank,
-                          MPI_Aint target_disp, MPI_Count target_count,
-                          MPI_Datatype target_datatype, MPI_Op op,
-                          MPI_Win win, MPI_Request* request) {
+                          MPI_Count result_count, MPI_Datatype result_datatype,
+                          int target_rank, MPI_Aint target_disp,
+                          MPI_Count target_count, MPI_Datatype target_datatype,
+                          MPI_Op op, MPI_Win win, MPI_Request* request) {
   if (FitsInt(origin_count, result_count, target_count)) {
     return MPI_Rget_accumulate(
         origin_addr, static_cast<int>(origin_count), origin_datatype,

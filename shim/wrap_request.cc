@@ -30,8 +30,7 @@ bool AnyCompleted(int count, const MPI_Request* requests) {
 // Turns our completed requests into MPI_REQUEST_NULL, which MPI treats as
 // complete with an empty status.
 void Retire(int count, MPI_Request* requests) {
-  std::replace(requests, requests + count, kCompletedRequest,
-               MPI_REQUEST_NULL);
+  std::replace(requests, requests + count, kCompletedRequest, MPI_REQUEST_NULL);
 }
 
 // Waitany/Testany: report the first of our completed requests.
@@ -46,8 +45,8 @@ int FirstCompleted(int count, MPI_Request* requests, int* index,
 }
 
 // Waitsome/Testsome: report all of ours as completed.
-int AllCompleted(int count, MPI_Request* requests, int* outcount,
-                 int* indices, MPI_Status* statuses) {
+int AllCompleted(int count, MPI_Request* requests, int* outcount, int* indices,
+                 MPI_Status* statuses) {
   int n = 0;
   for (int i = 0; i < count; ++i) {
     if (requests[i] != kCompletedRequest) continue;
@@ -142,8 +141,7 @@ int MPI_Request_free(MPI_Request* request) {
   return MPI_SUCCESS;
 }
 
-int MPI_Request_get_status(MPI_Request request, int* flag,
-                           MPI_Status* status) {
+int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   if (request != kCompletedRequest) {
     return PMPI_Request_get_status(request, flag, status);
   }

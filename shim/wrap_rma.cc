@@ -77,8 +77,7 @@ struct Transfer {
             ? CopyTyped(x.origin, x.origin_count, x.origin_type, origin_layout,
                         addr, x.target_count, x.target_type, target_layout)
             : CopyTyped(addr, x.target_count, x.target_type, target_layout,
-                        x.origin, x.origin_count, x.origin_type,
-                        origin_layout);
+                        x.origin, x.origin_count, x.origin_type, origin_layout);
   return true;
 }
 
@@ -104,9 +103,9 @@ struct Transfer {
 // A served put or get of more than one word: the copy, then the profile.
 // Out of line, so the one-word case inlined into MPI_Put and MPI_Get ends
 // in a jump and needs no stack frame.
-[[gnu::noinline]] int CopyServed(const ManagedWindow& w, OpKind kind,
-                                 void* dst, const void* src, MPI_Aint bytes,
-                                 int target, int count, MPI_Datatype type) {
+[[gnu::noinline]] int CopyServed(const ManagedWindow& w, OpKind kind, void* dst,
+                                 const void* src, MPI_Aint bytes, int target,
+                                 int count, MPI_Datatype type) {
   CopyBytes(dst, src, static_cast<size_t>(bytes));
   NoteDirectStores();
   return w.profile != nullptr ? CountServed(w, kind, target, count, type)
@@ -137,14 +136,14 @@ struct Transfer {
     }
     MPI_Aint bytes = 0;
     std::byte* addr = nullptr;
-    if (FastAddress(*w, w->comm_size(), x.origin, x.origin_count,
-                    x.origin_type, x.target,
-                    x.disp, x.target_count, x.target_type, &bytes, &addr)) {
+    if (FastAddress(*w, w->comm_size(), x.origin, x.origin_count, x.origin_type,
+                    x.target, x.disp, x.target_count, x.target_type, &bytes,
+                    &addr)) {
       if (request != nullptr) *request = kCompletedRequest;
       const bool put = x.dir == Direction::kPut;
       return CopyServed(*w, kind, put ? static_cast<void*>(addr) : x.origin,
-                        put ? static_cast<const void*>(x.origin) : addr,
-                        bytes, x.target, x.origin_count, x.origin_type);
+                        put ? static_cast<const void*>(x.origin) : addr, bytes,
+                        x.target, x.origin_count, x.origin_type);
     }
     if (TryDirect(*w, x, &rc)) {
       NoteDirectStores();
@@ -162,8 +161,9 @@ struct Transfer {
       // Node-local yet passed through: a PSCW epoch on a multi-node window,
       // or a cross-memory layout the shim does not flatten.
       if (w->target(x.target).node_local()) {
-        CountFallback(w->profile, w->locks_in_shm() ? Fallback::kDatatype
-                                                    : Fallback::kMultiNodeWindow);
+        CountFallback(w->profile, w->locks_in_shm()
+                                      ? Fallback::kDatatype
+                                      : Fallback::kMultiNodeWindow);
       }
     }
   } else {
@@ -171,19 +171,18 @@ struct Transfer {
   }
   const auto mpi = [&](MPI_Win used) {
     if (x.dir == Direction::kPut) {
-      return request ? PMPI_Rput(x.origin, x.origin_count, x.origin_type,
-                                 x.target, x.disp, x.target_count,
-                                 x.target_type, used, request)
-                     : PMPI_Put(x.origin, x.origin_count, x.origin_type,
-                                x.target, x.disp, x.target_count,
-                                x.target_type, used);
+      return request
+                 ? PMPI_Rput(x.origin, x.origin_count, x.origin_type, x.target,
+                             x.disp, x.target_count, x.target_type, used,
+                             request)
+                 : PMPI_Put(x.origin, x.origin_count, x.origin_type, x.target,
+                            x.disp, x.target_count, x.target_type, used);
     }
-    return request ? PMPI_Rget(x.origin, x.origin_count, x.origin_type,
-                               x.target, x.disp, x.target_count, x.target_type,
-                               used, request)
-                   : PMPI_Get(x.origin, x.origin_count, x.origin_type,
-                              x.target, x.disp, x.target_count, x.target_type,
-                              used);
+    return request
+               ? PMPI_Rget(x.origin, x.origin_count, x.origin_type, x.target,
+                           x.disp, x.target_count, x.target_type, used, request)
+               : PMPI_Get(x.origin, x.origin_count, x.origin_type, x.target,
+                          x.disp, x.target_count, x.target_type, used);
   };
   return w == nullptr ? mpi(win) : PassThrough(*w, x.target, mpi);
 }
@@ -194,18 +193,16 @@ template <Direction kDir>
 [[gnu::noinline]] int PutGetSlow(void* origin, int count, MPI_Datatype type,
                                  int target, MPI_Aint disp, int target_count,
                                  MPI_Datatype target_type, MPI_Win win) {
-  return PutOrGet(win,
-                  {kDir, origin, count, type, target, disp, target_count,
-                   target_type},
-                  nullptr);
+  return PutOrGet(
+      win, {kDir, origin, count, type, target, disp, target_count, target_type},
+      nullptr);
 }
 
 // ... with the same count and type on both sides: six arguments, all in
 // registers, so the inline path past that test keeps fewer alive.
 template <Direction kDir>
-[[gnu::noinline]] int PutGetSameSlow(void* origin, int count,
-                                     MPI_Datatype type, int target,
-                                     MPI_Aint disp, MPI_Win win) {
+[[gnu::noinline]] int PutGetSameSlow(void* origin, int count, MPI_Datatype type,
+                                     int target, MPI_Aint disp, MPI_Win win) {
   return PutOrGet(win, {kDir, origin, count, type, target, disp, count, type},
                   nullptr);
 }
@@ -232,14 +229,15 @@ template <Direction kDir>
   // Profiled windows take the slow path (which counts what it serves), so
   // nothing here needs the arguments once the address is known.
   if (w == nullptr ||
-      !FastAddress(*w, w->unprofiled_ranks(), origin, count, type, target,
-                   disp, count, type, &bytes, &addr)) [[unlikely]] {
+      !FastAddress(*w, w->unprofiled_ranks(), origin, count, type, target, disp,
+                   count, type, &bytes, &addr)) [[unlikely]] {
     return PutGetSameSlow<kDir>(origin, count, type, target, disp, win);
   }
   constexpr bool kPut = kDir == Direction::kPut;
   void* dst = kPut ? static_cast<void*>(addr) : origin;
   const void* src = kPut ? origin : addr;
-  if (bytes != 8) [[unlikely]] return CopyUncounted(dst, src, bytes);
+  if (bytes != 8) [[unlikely]]
+    return CopyUncounted(dst, src, bytes);
   std::memcpy(dst, src, 8);  // one word: one load and one store
   NoteDirectStores();
   return MPI_SUCCESS;
@@ -255,9 +253,8 @@ using rmashim::PutOrGet;
 extern "C" {
 
 int MPI_Put(const void* origin_addr, int origin_count,
-            MPI_Datatype origin_datatype, int target_rank,
-            MPI_Aint target_disp, int target_count,
-            MPI_Datatype target_datatype, MPI_Win win) {
+            MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+            int target_count, MPI_Datatype target_datatype, MPI_Win win) {
   return PutGet<Direction::kPut>(const_cast<void*>(origin_addr), origin_count,
                                  origin_datatype, target_rank, target_disp,
                                  target_count, target_datatype, win);
@@ -286,9 +283,8 @@ int MPI_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
              int target_rank, MPI_Aint target_disp, int target_count,
              MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
   return PutOrGet(win,
-                  {Direction::kGet, origin_addr, origin_count,
-                   origin_datatype, target_rank, target_disp, target_count,
-                   target_datatype},
+                  {Direction::kGet, origin_addr, origin_count, origin_datatype,
+                   target_rank, target_disp, target_count, target_datatype},
                   request);
 }
 

@@ -5,11 +5,11 @@
 // shim/shm_lock.h, so an origin never waits for the target to call MPI.
 // Direct copies are complete when the call that issued them returns, so a
 // flush only needs a memory fence (shim/direct_stores.h: none after only
-// locked atomics on x86), plus an MPI flush of the application's window (which the shim keeps in an MPI lock_all epoch) when operations
-// were passed through to MPI during the epoch. A window that
-// spans nodes keeps MPI's own lock on the application's window (it must
-// exclude remote origins too); direct copies to node-local targets happen
-// inside that MPI epoch.
+// locked atomics on x86), plus an MPI flush of the application's window (which
+// the shim keeps in an MPI lock_all epoch) when operations were passed through
+// to MPI during the epoch. A window that spans nodes keeps MPI's own lock on
+// the application's window (it must exclude remote origins too); direct copies
+// to node-local targets happen inside that MPI epoch.
 //
 // Active target (fence, PSCW) is in wrap_active.cc.
 #include <mpi.h>
@@ -40,7 +40,8 @@ int Fail(const ManagedWindow& w, int code) {
 
 bool InPassiveEpochWith(const ManagedWindow& w, int rank) {
   const AccessEpoch epoch = w.epoch;  // one load
-  if (epoch == AccessEpoch::kLockAll) [[likely]] return true;
+  if (epoch == AccessEpoch::kLockAll) [[likely]]
+    return true;
   return epoch == AccessEpoch::kLock && w.locks[rank].mode != LockMode::kNone;
 }
 
@@ -91,10 +92,9 @@ inline bool FastFlushApplies(const ManagedWindow& w, int rank) {
     return InPassiveEpochWith(w, rank) && !w.any_mpi_ops_pending;
   }
   return static_cast<unsigned>(rank) < static_cast<unsigned>(w.comm_size()) &&
-         !w.plain() && InPassiveEpochWith(w, rank) &&
-         w.profile == nullptr && !w.locks_in_shm() &&
-         !g_runtime.thread_multiple() && w.target(rank).node_local() &&
-         !w.locks[rank].mpi_ops_pending;
+         !w.plain() && InPassiveEpochWith(w, rank) && w.profile == nullptr &&
+         !w.locks_in_shm() && !g_runtime.thread_multiple() &&
+         w.target(rank).node_local() && !w.locks[rank].mpi_ops_pending;
 }
 
 // A fast flush with accumulates queued: they are applied first. Out of
@@ -146,16 +146,16 @@ void MarkLocked(ManagedWindow& w, TargetLockState& state, int lock_type,
   // The whole state in one store (a lock epoch has no PSCW fields set), so
   // the inline unlock's one 8-byte load of it is forwarded from that store.
   state = {.direct = true,
-                   .mode = lock_type == MPI_LOCK_SHARED ? LockMode::kShared
-                                                        : LockMode::kExclusive,
-                   .nocheck = nocheck};
+           .mode = lock_type == MPI_LOCK_SHARED ? LockMode::kShared
+                                                : LockMode::kExclusive,
+           .nocheck = nocheck};
   w.epoch = AccessEpoch::kLock;
   ++w.locks_held;
 }
 
 // ... and of one it released.
 void MarkUnlocked(ManagedWindow& w, TargetLockState& state) {
-  state = {};  // one store, as in MarkLocked
+  state = {};                            // one store, as in MarkLocked
   if (--w.locks_held == 0) [[likely]] {  // most epochs lock one target
     w.epoch = AccessEpoch::kNone;
     w.any_mpi_ops_pending = false;
@@ -181,7 +181,8 @@ void MarkUnlocked(ManagedWindow& w, TargetLockState& state) {
 // the epoch with the last lock). As in MPI_Win_lock, nothing here calls
 // out, and false changes nothing the slow path would not (it ends the
 // accumulate burst too).
-[[nodiscard]] [[gnu::always_inline]] inline bool TryFastUnlock(ManagedWindow& w, int rank) {
+[[nodiscard]] [[gnu::always_inline]] inline bool TryFastUnlock(ManagedWindow& w,
+                                                               int rank) {
   if (!w.PlainRank(rank)) return false;
   if (!w.deferred.idle()) [[unlikely]] {
     if (!w.deferred.empty()) return false;
@@ -225,7 +226,7 @@ int Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
       w.locks[rank].mode != LockMode::kNone) {
     return Fail(w, MPI_ERR_RMA_SYNC);
   }
-  const bool nocheck = (assert & MPI_MODE_NOCHECK) != 0;
+  const bool nocheck = (assert& MPI_MODE_NOCHECK) != 0;
   if (!w.lock_gates()) {
     const int rc = PMPI_Win_lock(lock_type, rank, assert, w.app_win());
     if (rc != MPI_SUCCESS) return rc;
@@ -267,8 +268,8 @@ int Unlock(ManagedWindow& w, int rank) {
     FenceAll();
   }
   // A release by the target's own agent follows its updates on one stream.
-  const bool released_by_agent = w.locks_via_agent() && !state.nocheck &&
-                                 !w.target(rank).node_local();
+  const bool released_by_agent =
+      w.locks_via_agent() && !state.nocheck && !w.target(rank).node_local();
   if (!released_by_agent || w.lock_agent_rank(rank) != rank) {
     if (const int rc = AgentFlush(w, rank)) return Fail(w, rc);
   }
@@ -282,17 +283,17 @@ int Unlock(ManagedWindow& w, int rank) {
     }
     if (state.nocheck) {
     } else if (!w.target(rank).node_local()) {  // after its operations
-      const int released = AgentUnlock(
-          w, rank,
-          AgentLockKindOf(state.mode == LockMode::kShared ? MPI_LOCK_SHARED
-                                                          : MPI_LOCK_EXCLUSIVE));
+      const int released =
+          AgentUnlock(w, rank,
+                      AgentLockKindOf(state.mode == LockMode::kShared
+                                          ? MPI_LOCK_SHARED
+                                          : MPI_LOCK_EXCLUSIVE));
       if (rc == MPI_SUCCESS && released != MPI_SUCCESS) rc = Fail(w, released);
     } else {
       if (state.mode == LockMode::kShared) {
         ReleaseShared(w.lock_words(rank));
       } else {
-        ReleaseExclusive(w.exclusive_share, w.all_shards(),
-                         w.lock_words(rank));
+        ReleaseExclusive(w.exclusive_share, w.all_shards(), w.lock_words(rank));
       }
     }
   }
@@ -319,7 +320,7 @@ int Unlock(ManagedWindow& w, int rank) {
 int LockAll(ManagedWindow& w, int assert) {
   if (!ValidAssert(assert, kLockAsserts)) return Fail(w, MPI_ERR_ARG);
   if (!w.may_start_epoch()) return Fail(w, MPI_ERR_RMA_SYNC);
-  w.lock_all_nocheck = (assert & MPI_MODE_NOCHECK) != 0;
+  w.lock_all_nocheck = (assert& MPI_MODE_NOCHECK) != 0;
   if (!w.lock_gates()) {
     const int rc = PMPI_Win_lock_all(assert, w.app_win());
     if (rc != MPI_SUCCESS) return rc;
@@ -373,7 +374,8 @@ int UnlockAll(ManagedWindow& w) {
       ReleaseAll(w.own_all_shard());
       if (w.locks_via_agent()) {
         const int released = AgentUnlockAll(w);
-        if (rc == MPI_SUCCESS && released != MPI_SUCCESS) rc = Fail(w, released);
+        if (rc == MPI_SUCCESS && released != MPI_SUCCESS)
+          rc = Fail(w, released);
       }
     }
     w.lock_all_biased = false;

@@ -20,8 +20,8 @@ bool InfoOptsOut(MPI_Info info) {
   char value[16] = {};
   int flag = 0;
   PMPI_Info_get(info, "rmashim_managed", sizeof(value) - 1, value, &flag);
-  return flag && (std::strcmp(value, "false") == 0 ||
-                  std::strcmp(value, "0") == 0);
+  return flag &&
+         (std::strcmp(value, "false") == 0 || std::strcmp(value, "0") == 0);
 }
 
 // One line on stderr from the communicator's rank 0.
@@ -62,9 +62,8 @@ Fallback FallbackOf(MPI_Comm comm, Vote agreed) {
 // `memory`: MPI_Win_create memory made node-shared (shared_user_memory.h),
 // handed to Adopt (unshared here when MPI's creation fails).
 template <typename Create>
-int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm,
-                   MPI_Win* win, Create create,
-                   const UserMemoryId& memory = {},
+int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm, MPI_Win* win,
+                   Create create, const UserMemoryId& memory = {},
                    void* create_base = nullptr) {
   const char* flavor_name = flavor == Flavor::kShared ? "shared" : "create";
   const int rc = create();
@@ -97,7 +96,8 @@ int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm,
   if (agreed != Vote::kManage) {
     why = FallbackOf(comm, agreed);
   } else if (arc == MPI_SUCCESS && w == nullptr) {
-    WarnOnce(comm, "cross-memory attach refused; MPI_Win_create window left to MPI");
+    WarnOnce(comm,
+             "cross-memory attach refused; MPI_Win_create window left to MPI");
   } else if (arc != MPI_SUCCESS) {
     why = Fallback::kShimSetupFailed;  // the shim's own failure
   }
@@ -121,8 +121,8 @@ using namespace rmashim;  // NOLINT: wrappers below only forward
 
 extern "C" {
 
-int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
-                     MPI_Comm comm, void* baseptr, MPI_Win* win) {
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                     void* baseptr, MPI_Win* win) {
   // Bad arguments go to MPI so they get its errors.
   if (!runtime().enabled() || size < 0 || disp_unit <= 0 ||
       comm == MPI_COMM_NULL || baseptr == nullptr || win == nullptr) {
@@ -141,8 +141,10 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
   if (rc != MPI_SUCCESS && reserved) runtime().windows().Release();
   if (agreed != Vote::kManage) {  // on every rank: plain MPI
     const Fallback why = FallbackOf(comm, agreed);
-    const int prc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
-    if (prc == MPI_SUCCESS) g_profiler.OpenUnmanaged(*win, comm, "allocate", why);
+    const int prc =
+        PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+    if (prc == MPI_SUCCESS)
+      g_profiler.OpenUnmanaged(*win, comm, "allocate", why);
     return prc;
   }
   if (rc != MPI_SUCCESS) return rc;
@@ -182,8 +184,8 @@ int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info,
   // Before MPI registers the memory (shared_user_memory.h); only where a
   // node peer could use it.
   UserMemoryId memory;
-  if (runtime().enabled() && runtime().locality().node_size > 1 &&
-      size > 0 && disp_unit > 0 && comm != MPI_COMM_NULL && win != nullptr &&
+  if (runtime().enabled() && runtime().locality().node_size > 1 && size > 0 &&
+      disp_unit > 0 && comm != MPI_COMM_NULL && win != nullptr &&
       !InfoOptsOut(info)) {
     const AgentParked parked;  // the shim's own thread stays off the pages
     memory = ShareUserMemory(base, static_cast<size_t>(size));
@@ -239,8 +241,8 @@ int MPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val,
 // MPI-4 allows shared_query on any flavor: for MPI_Win_allocate windows
 // node-local peers' memory is returned, off-node ranks give size 0 and a
 // NULL base. Other flavors answer as MPI does.
-int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size,
-                         int* disp_unit, void* baseptr) {
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit,
+                         void* baseptr) {
   ManagedWindow* w = FindManaged(win);
   if (w == nullptr || w->flavor() != Flavor::kAllocate) {
     return PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
@@ -298,8 +300,7 @@ int rmashim_agent_lock_stats(long long* granted) {
 
 int rmashim_get_locality(rmashim_locality_t* out) {
   const Locality& loc = runtime().locality();
-  *out = {loc.node_id, loc.node_rank, loc.node_size, loc.numa_domain,
-          loc.core};
+  *out = {loc.node_id, loc.node_rank, loc.node_size, loc.numa_domain, loc.core};
   return MPI_SUCCESS;
 }
 

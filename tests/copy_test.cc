@@ -12,11 +12,25 @@ namespace rmashim {
 namespace {
 
 TEST(CopyBytes, MatchesMemcpyAtEverySizeClassAndAlignment) {
-  const size_t sizes[] = {0, 1, 7, 64, 2047, 2048, 2049, 2111, 4096, 4173,
-                          32768, 65535, 262144 + 17, kVectorCopyMax - 1,
-                          kVectorCopyMax, kVectorCopyMax + 3};
+  const size_t sizes[] = {0,
+                          1,
+                          7,
+                          64,
+                          2047,
+                          2048,
+                          2049,
+                          2111,
+                          4096,
+                          4173,
+                          32768,
+                          65535,
+                          262144 + 17,
+                          kVectorCopyMax - 1,
+                          kVectorCopyMax,
+                          kVectorCopyMax + 3};
   std::vector<uint8_t> src(kVectorCopyMax + 256), dst(kVectorCopyMax + 256);
-  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 131 + 7);
+  for (size_t i = 0; i < src.size(); ++i)
+    src[i] = static_cast<uint8_t>(i * 131 + 7);
   for (size_t n : sizes) {
     for (size_t src_off : {0u, 1u, 13u, 32u}) {
       for (size_t dst_off : {0u, 3u, 31u, 64u}) {

@@ -32,7 +32,8 @@ TEST(DartAllocator, AllocFreeAndRemoteAccess) {
   }
   // Blocks do not overlap.
   for (size_t i = 1; i < mine.size(); ++i) {
-    EXPECT_GE(mine[i].addr_or_offs.offset, mine[i - 1].addr_or_offs.offset + 16);
+    EXPECT_GE(mine[i].addr_or_offs.offset,
+              mine[i - 1].addr_or_offs.offset + 16);
   }
   // The first block of every unit is written by its right neighbour.
   const std::vector<dart_gptr_t> firsts = AllGptrs(mine[0]);
@@ -42,13 +43,15 @@ TEST(DartAllocator, AllocFreeAndRemoteAccess) {
                                        DART_TYPE_INT));
   dart_barrier(DART_TEAM_ALL);
   int* local = nullptr;
-  ASSERT_EQ(DART_OK, dart_gptr_getaddr(mine[0], reinterpret_cast<void**>(&local)));
+  ASSERT_EQ(DART_OK,
+            dart_gptr_getaddr(mine[0], reinterpret_cast<void**>(&local)));
   const int left = (MyId() + Size() - 1) % Size();
   for (int i = 0; i < 4; ++i) EXPECT_EQ(left + i, local[i]);
   dart_barrier(DART_TEAM_ALL);
   // Exhaustion, then reuse after free (neighbours merge).
   dart_gptr_t big;
-  EXPECT_EQ(DART_ERR_NOMEM, dart_allocator_alloc(2048, DART_TYPE_BYTE, &big, a));
+  EXPECT_EQ(DART_ERR_NOMEM,
+            dart_allocator_alloc(2048, DART_TYPE_BYTE, &big, a));
   for (dart_gptr_t& g : mine) {
     ASSERT_EQ(DART_OK, dart_allocator_free(&g, a));
     EXPECT_TRUE(DART_GPTR_ISNULL(g));
@@ -117,8 +120,7 @@ TEST(DartCustom, TypesMoveAsBytesAndReduceWithUserOps) {
   EXPECT_GE(op, static_cast<dart_operation_t>(DART_OP_LAST));
   const Pair mine[2] = {{1, 0.25 * MyId()}, {MyId(), 1.0}};
   Pair total[2];
-  ASSERT_EQ(DART_OK,
-            dart_allreduce(mine, total, 2, pair, op, DART_TEAM_ALL));
+  ASSERT_EQ(DART_OK, dart_allreduce(mine, total, 2, pair, op, DART_TEAM_ALL));
   EXPECT_EQ(Size(), total[0].count);
   EXPECT_EQ(0.25 * Size() * (Size() - 1) / 2, total[0].sum);
   EXPECT_EQ(Size() * (Size() - 1) / 2, total[1].count);
@@ -180,9 +182,9 @@ TEST(DartRegister, DeregisterIsLocal) {
   // first: every unit agrees on a fresh segment id.
   std::vector<int32_t> second(4, 100 + MyId());
   dart_gptr_t g2;
-  ASSERT_EQ(DART_OK, dart_team_memregister_aligned(
-                         DART_TEAM_ALL, second.size(), DART_TYPE_INT,
-                         second.data(), &g2));
+  ASSERT_EQ(DART_OK,
+            dart_team_memregister_aligned(DART_TEAM_ALL, second.size(),
+                                          DART_TYPE_INT, second.data(), &g2));
   const std::vector<dart_gptr_t> ids = AllGptrs(g2);
   for (const dart_gptr_t& x : ids) EXPECT_EQ(g2.segid, x.segid);
   EXPECT_NE(g.segid, g2.segid);

@@ -48,7 +48,8 @@ void ExpectConsistent(const dart_domain_locality_t* d) {
   }
 }
 
-bool SameTree(const dart_domain_locality_t* a, const dart_domain_locality_t* b) {
+bool SameTree(const dart_domain_locality_t* a,
+              const dart_domain_locality_t* b) {
   if (std::strcmp(a->domain_tag, b->domain_tag) != 0 || a->scope != b->scope ||
       a->level != b->level || a->num_domains != b->num_domains ||
       Units(a) != Units(b) || a->num_cores != b->num_cores ||
@@ -166,7 +167,8 @@ TEST(DartLocality, UnitCoresAreItsShare) {
       dart_unit_locality_t* ul = nullptr;
       ASSERT_EQ(DART_OK, dart_unit_locality(team, DART_TEAM_UNIT_ID(0), &ul));
       dart_domain_locality_t* core = nullptr;
-      ASSERT_EQ(DART_OK, dart_domain_team_locality(team, ul->domain_tag, &core));
+      ASSERT_EQ(DART_OK,
+                dart_domain_team_locality(team, ul->domain_tag, &core));
       EXPECT_EQ(1, core->parent->num_units);
       EXPECT_EQ(std::max(1, core->parent->num_cores), ul->hwinfo.num_cores);
       ASSERT_EQ(DART_OK, dart_team_destroy(&team));
@@ -181,8 +183,7 @@ TEST(DartLocality, UnknownTagIsNotFound) {
   EXPECT_EQ(DART_ERR_NOTFOUND,
             dart_domain_team_locality(DART_TEAM_ALL, ".9.9.9", &d));
   EXPECT_EQ(nullptr, d);
-  EXPECT_EQ(DART_ERR_INVAL,
-            dart_domain_team_locality(DART_TEAM_NULL, ".", &d));
+  EXPECT_EQ(DART_ERR_INVAL, dart_domain_team_locality(DART_TEAM_NULL, ".", &d));
 }
 
 TEST(DartLocality, CloneFindAssignDestroy) {
@@ -262,9 +263,9 @@ TEST(DartLocality, ScopeDomainsAndTags) {
   }
   int n = 0;
   dart_domain_locality_t** domains = nullptr;
-  EXPECT_EQ(DART_ERR_NOTFOUND,
-            dart_domain_scope_domains(root, DART_LOCALITY_SCOPE_CACHE, &n,
-                                      &domains));
+  EXPECT_EQ(
+      DART_ERR_NOTFOUND,
+      dart_domain_scope_domains(root, DART_LOCALITY_SCOPE_CACHE, &n, &domains));
 }
 
 TEST(DartLocality, SplitScopeCoversEveryUnitOnce) {
@@ -336,9 +337,9 @@ TEST(DartLocality, GroupLocalitySplitByNode) {
   ASSERT_EQ(DART_OK, dart_team_get_group(DART_TEAM_ALL, &all));
   dart_group_t parts[4];
   size_t nout = 0;
-  ASSERT_EQ(DART_OK, dart_group_locality_split(all, Root(),
-                                               DART_LOCALITY_SCOPE_NODE, 4,
-                                               &nout, parts));
+  ASSERT_EQ(DART_OK,
+            dart_group_locality_split(all, Root(), DART_LOCALITY_SCOPE_NODE, 4,
+                                      &nout, parts));
   EXPECT_EQ(static_cast<size_t>(Root()->num_nodes), nout);
   std::vector<bool> local = NodeLocalUnits();
   size_t total = 0;

@@ -155,8 +155,8 @@ void PutToAll(const Segment& s, Form form, size_t n) {
     while (!done) ASSERT_EQ(DART_OK, dart_test_local(&handles[0], &done));
     done = 0;
     while (!done) {
-      ASSERT_EQ(DART_OK,
-                dart_testall_local(handles.data() + 1, handles.size() - 1, &done));
+      ASSERT_EQ(DART_OK, dart_testall_local(handles.data() + 1,
+                                            handles.size() - 1, &done));
     }
   }
   if (form == Form::kFlushLocalAll) {

@@ -180,8 +180,9 @@ void StridedAndIndexedOn(const std::vector<dart_gptr_t>& all, int32_t* mine) {
   }
   for (int from = 0; from < Size(); ++from) {
     std::vector<int32_t> got(5, 0);
-    ASSERT_EQ(DART_OK, dart_get_blocking(got.data(), At(all[from], from, 4 * cols),
-                                         5, row_pairs, DART_TYPE_INT));
+    ASSERT_EQ(DART_OK,
+              dart_get_blocking(got.data(), At(all[from], from, 4 * cols), 5,
+                                row_pairs, DART_TYPE_INT));
     const size_t picked[] = {0, 1, 3, 4, 5};
     for (int i = 0; i < 5; ++i) {
       ASSERT_EQ(expected(1, picked[i]), got[i]) << "from " << from;

@@ -16,13 +16,13 @@ using dart_testing::At;
 using dart_testing::MyId;
 using dart_testing::Size;
 
-#define CHECK(cond)                                                     \
-  do {                                                                  \
-    if (!(cond)) {                                                      \
-      std::fprintf(stderr, "unit %d: %s:%d: %s\n", MyId(), __FILE__,    \
-                   __LINE__, #cond);                                    \
-      return false;                                                     \
-    }                                                                   \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      std::fprintf(stderr, "unit %d: %s:%d: %s\n", MyId(), __FILE__, __LINE__, \
+                   #cond);                                                     \
+      return false;                                                            \
+    }                                                                          \
   } while (0)
 
 bool Round(int round) {
@@ -62,8 +62,8 @@ bool Round(int round) {
   CHECK(dart_team_memregister(team, mem.size(), DART_TYPE_INT, mem.data(),
                               &r) == DART_OK);
   int v = -1;
-  CHECK(dart_get_blocking(&v, At(r, right), 1, DART_TYPE_INT,
-                          DART_TYPE_INT) == DART_OK);
+  CHECK(dart_get_blocking(&v, At(r, right), 1, DART_TYPE_INT, DART_TYPE_INT) ==
+        DART_OK);
   CHECK(v == right);
   dart_lock_t lock;
   CHECK(dart_team_lock_init(team, &lock) == DART_OK);

@@ -41,8 +41,8 @@ TEST(DartThreads, MpiRunsThreadMultiple) {
 TEST(DartThreads, OneLockExcludesAllThreadsOfAllUnits) {
   const int rounds = Rounds(20, 4);
   dart_gptr_t g;
-  ASSERT_EQ(DART_OK, dart_team_memalloc_aligned(DART_TEAM_ALL, 1,
-                                                DART_TYPE_LONG, &g));
+  ASSERT_EQ(DART_OK,
+            dart_team_memalloc_aligned(DART_TEAM_ALL, 1, DART_TYPE_LONG, &g));
   const dart_gptr_t counter = At(g, 0);
   if (MyId() == 0) {
     const long zero = 0;
@@ -122,8 +122,8 @@ TEST(DartThreads, CollectivesOnTwoTeamsAtOnce) {
 TEST(DartThreads, PutsAndAllocationsFromThreads) {
   constexpr int kPer = 16;
   dart_gptr_t g;
-  ASSERT_EQ(DART_OK, dart_team_memalloc_aligned(
-                         DART_TEAM_ALL, kThreads * kPer, DART_TYPE_INT, &g));
+  ASSERT_EQ(DART_OK, dart_team_memalloc_aligned(DART_TEAM_ALL, kThreads * kPer,
+                                                DART_TYPE_INT, &g));
   dart_allocator_t alloc;
   ASSERT_EQ(DART_OK, dart_allocator_new(4096, DART_TEAM_ALL, &alloc));
   const int right = (MyId() + 1) % Size();

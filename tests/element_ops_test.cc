@@ -155,20 +155,35 @@ T RandomValue(std::mt19937_64& rng) {
   } else if constexpr (std::is_integral_v<T>) {
     const uint64_t r = rng();
     switch (r % 8) {  // often 0 (logical ops), extremes, small values (ties)
-      case 0: return 0;
-      case 1: return std::numeric_limits<T>::max();
-      case 2: return std::numeric_limits<T>::min();
-      case 3: return static_cast<T>(r >> 60);
-      default: return static_cast<T>(r >> 8);
+      case 0:
+        return 0;
+      case 1:
+        return std::numeric_limits<T>::max();
+      case 2:
+        return std::numeric_limits<T>::min();
+      case 3:
+        return static_cast<T>(r >> 60);
+      default:
+        return static_cast<T>(r >> 8);
     }
   } else if constexpr (std::is_floating_point_v<T>) {
-    static const T kSpecial[] = {
-        T(0), -T(0), T(1), T(-1), T(0.5), T(-3.25), T(7), T(1e30), T(-1e30),
-        std::numeric_limits<T>::infinity(), -std::numeric_limits<T>::infinity(),
-        std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::denorm_min()};
+    static const T kSpecial[] = {T(0),
+                                 -T(0),
+                                 T(1),
+                                 T(-1),
+                                 T(0.5),
+                                 T(-3.25),
+                                 T(7),
+                                 T(1e30),
+                                 T(-1e30),
+                                 std::numeric_limits<T>::infinity(),
+                                 -std::numeric_limits<T>::infinity(),
+                                 std::numeric_limits<T>::quiet_NaN(),
+                                 std::numeric_limits<T>::denorm_min()};
     const uint64_t r = rng();
     if (r % 2) return kSpecial[(r >> 8) % std::size(kSpecial)];
-    return static_cast<T>(static_cast<int64_t>(r >> 40) - (int64_t{1} << 23)) / T(64);
+    return static_cast<T>(static_cast<int64_t>(r >> 40) - (int64_t{1} << 23)) /
+           T(64);
   } else if constexpr (IsComplex<T>::value) {
     using V = typename T::value_type;
     return T(RandomValue<V>(rng), RandomValue<V>(rng));
@@ -187,10 +202,12 @@ struct Config {
   bool with_result;
 };
 
-std::string Describe(const char* type, int op, const Config& c, const char* flavour) {
-  return std::string(type) + " op " + std::to_string(op) + " " + flavour + " n=" +
-         std::to_string(c.n) + " skews " + std::to_string(c.target_skew) + "/" +
-         std::to_string(c.origin_skew) + "/" + std::to_string(c.result_skew) +
+std::string Describe(const char* type, int op, const Config& c,
+                     const char* flavour) {
+  return std::string(type) + " op " + std::to_string(op) + " " + flavour +
+         " n=" + std::to_string(c.n) + " skews " +
+         std::to_string(c.target_skew) + "/" + std::to_string(c.origin_skew) +
+         "/" + std::to_string(c.result_skew) +
          (c.with_result ? " with result" : " without result");
 }
 
@@ -250,12 +267,14 @@ void CheckOne(const char* type_name, int op, const ElementOp& e, ElementFn fn,
   for (size_t i = 0; i < n; ++i) {
     T got;
     if constexpr (IsPair<T>::value) {
-      got.value = Get<decltype(got.value)>(b.t + i * e.extent + offsetof(T, value));
+      got.value =
+          Get<decltype(got.value)>(b.t + i * e.extent + offsetof(T, value));
       got.index = Get<int>(b.t + i * e.extent + offsetof(T, index));
     } else {
       got = Get<T>(b.t + i * e.extent);
     }
-    ASSERT_TRUE(SameValue(got, expect_target[i])) << what << ": target element " << i;
+    ASSERT_TRUE(SameValue(got, expect_target[i]))
+        << what << ": target element " << i;
     if (c.with_result) {
       ASSERT_TRUE(SameValue(GetPacked<T>(b.r + i * e.size), expect_result[i]))
           << what << ": result element " << i;
@@ -263,8 +282,10 @@ void CheckOne(const char* type_name, int op, const ElementOp& e, ElementFn fn,
     ASSERT_TRUE(SameValue(GetPacked<T>(b.o + i * e.size), origin[i]))
         << what << ": origin element " << i << " changed";
   }
-  ASSERT_TRUE(GuardsIntact(b.target, b.t, n * e.extent)) << what << ": wrote outside the target";
-  ASSERT_TRUE(GuardsIntact(b.origin, b.o, n * e.size)) << what << ": wrote to the origin";
+  ASSERT_TRUE(GuardsIntact(b.target, b.t, n * e.extent))
+      << what << ": wrote outside the target";
+  ASSERT_TRUE(GuardsIntact(b.origin, b.o, n * e.size))
+      << what << ": wrote to the origin";
   ASSERT_TRUE(GuardsIntact(b.result, b.r, c.with_result ? n * e.size : 0))
       << what << ": wrote outside the result";
 }
@@ -275,10 +296,13 @@ void CheckType(MPI_Datatype type, const char* type_name) {
   int ops = 0;
   for (int op = 1; op <= 14; ++op) {
     const ElementOp* e = nullptr;
-    if (FindElementOp(type, static_cast<MPI_Op>(0x58000000 | op), &e) != MPI_SUCCESS) continue;
+    if (FindElementOp(type, static_cast<MPI_Op>(0x58000000 | op), &e) !=
+        MPI_SUCCESS)
+      continue;
     ++ops;
     ASSERT_NE(e->plain, nullptr);
-    const size_t skews[][3] = {{0, 0, 0}, {1, 3, 5}, {3, 1, 7}, {7, 6, 2}, {2, 4, 0}};
+    const size_t skews[][3] = {
+        {0, 0, 0}, {1, 3, 5}, {3, 1, 7}, {7, 6, 2}, {2, 4, 0}};
     for (size_t n = 0; n <= 70; ++n) {
       for (const auto& s : skews) {
         for (bool with_result : {false, true}) {
@@ -305,20 +329,34 @@ TEST(ElementOpsTest, LoopsUseTheExpectedIsa) {
   EXPECT_EQ(ElementLoopsIsa(), want);
 }
 
-TEST(ElementOpsTest, SignedChar) { CheckType<int8_t>(MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR"); }
+TEST(ElementOpsTest, SignedChar) {
+  CheckType<int8_t>(MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR");
+}
 TEST(ElementOpsTest, Int8) { CheckType<int8_t>(MPI_INT8_T, "MPI_INT8_T"); }
-TEST(ElementOpsTest, UnsignedChar) { CheckType<uint8_t>(MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR"); }
+TEST(ElementOpsTest, UnsignedChar) {
+  CheckType<uint8_t>(MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR");
+}
 TEST(ElementOpsTest, Byte) { CheckType<uint8_t>(MPI_BYTE, "MPI_BYTE"); }
 TEST(ElementOpsTest, Short) { CheckType<int16_t>(MPI_SHORT, "MPI_SHORT"); }
-TEST(ElementOpsTest, UnsignedShort) { CheckType<uint16_t>(MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT"); }
+TEST(ElementOpsTest, UnsignedShort) {
+  CheckType<uint16_t>(MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT");
+}
 TEST(ElementOpsTest, Int) { CheckType<int32_t>(MPI_INT, "MPI_INT"); }
-TEST(ElementOpsTest, Unsigned) { CheckType<uint32_t>(MPI_UNSIGNED, "MPI_UNSIGNED"); }
-TEST(ElementOpsTest, Logical) { CheckType<int32_t>(MPI_LOGICAL, "MPI_LOGICAL"); }
+TEST(ElementOpsTest, Unsigned) {
+  CheckType<uint32_t>(MPI_UNSIGNED, "MPI_UNSIGNED");
+}
+TEST(ElementOpsTest, Logical) {
+  CheckType<int32_t>(MPI_LOGICAL, "MPI_LOGICAL");
+}
 TEST(ElementOpsTest, Long) { CheckType<int64_t>(MPI_LONG, "MPI_LONG"); }
-TEST(ElementOpsTest, UnsignedLong) { CheckType<uint64_t>(MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG"); }
+TEST(ElementOpsTest, UnsignedLong) {
+  CheckType<uint64_t>(MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG");
+}
 TEST(ElementOpsTest, Float) { CheckType<float>(MPI_FLOAT, "MPI_FLOAT"); }
 TEST(ElementOpsTest, Double) { CheckType<double>(MPI_DOUBLE, "MPI_DOUBLE"); }
-TEST(ElementOpsTest, LongDouble) { CheckType<long double>(MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE"); }
+TEST(ElementOpsTest, LongDouble) {
+  CheckType<long double>(MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE");
+}
 TEST(ElementOpsTest, Bool) { CheckType<bool>(MPI_C_BOOL, "MPI_C_BOOL"); }
 TEST(ElementOpsTest, FloatComplex) {
   CheckType<std::complex<float>>(MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX");
@@ -331,10 +369,18 @@ TEST(ElementOpsTest, LongDoubleComplex) {
                                        "MPI_C_LONG_DOUBLE_COMPLEX");
 }
 TEST(ElementOpsTest, TwoInt) { CheckType<Pair<int>>(MPI_2INT, "MPI_2INT"); }
-TEST(ElementOpsTest, FloatInt) { CheckType<Pair<float>>(MPI_FLOAT_INT, "MPI_FLOAT_INT"); }
-TEST(ElementOpsTest, DoubleInt) { CheckType<Pair<double>>(MPI_DOUBLE_INT, "MPI_DOUBLE_INT"); }
-TEST(ElementOpsTest, LongInt) { CheckType<Pair<long>>(MPI_LONG_INT, "MPI_LONG_INT"); }
-TEST(ElementOpsTest, ShortInt) { CheckType<Pair<short>>(MPI_SHORT_INT, "MPI_SHORT_INT"); }
+TEST(ElementOpsTest, FloatInt) {
+  CheckType<Pair<float>>(MPI_FLOAT_INT, "MPI_FLOAT_INT");
+}
+TEST(ElementOpsTest, DoubleInt) {
+  CheckType<Pair<double>>(MPI_DOUBLE_INT, "MPI_DOUBLE_INT");
+}
+TEST(ElementOpsTest, LongInt) {
+  CheckType<Pair<long>>(MPI_LONG_INT, "MPI_LONG_INT");
+}
+TEST(ElementOpsTest, ShortInt) {
+  CheckType<Pair<short>>(MPI_SHORT_INT, "MPI_SHORT_INT");
+}
 TEST(ElementOpsTest, LongDoubleInt) {
   CheckType<Pair<long double>>(MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT");
 }
@@ -351,7 +397,8 @@ void SequentialRef(int op, std::byte* target, const std::byte* origin,
     if (result != nullptr) Put(result + i * sizeof(T), old);
     bool defined = false;
     const T o = Get<T>(origin + i * sizeof(T));
-    if (op != (MPI_NO_OP & 0xff)) Put(target + i * sizeof(T), RefOp(op, old, o, &defined));
+    if (op != (MPI_NO_OP & 0xff))
+      Put(target + i * sizeof(T), RefOp(op, old, o, &defined));
   }
 }
 
@@ -364,23 +411,31 @@ void CheckOverlaps(MPI_Datatype type, MPI_Op mpi_op) {
   constexpr size_t kSpan = 200;
   // Element offsets of origin and result relative to the target; -1000:
   // no result buffer. Origin == target is MPI_NO_OP's case.
-  const long cases[][2] = {{0, -1000}, {1, -1000}, {-1, -1000}, {3, -1000}, {-5, -1000},
-                           {17, -1000}, {-33, -1000}, {100, 0}, {100, 1}, {100, -2},
-                           {0, 100}, {40, 80}, {90, 45}};
+  const long cases[][2] = {{0, -1000},  {1, -1000},  {-1, -1000},  {3, -1000},
+                           {-5, -1000}, {17, -1000}, {-33, -1000}, {100, 0},
+                           {100, 1},    {100, -2},   {0, 100},     {40, 80},
+                           {90, 45}};
   for (size_t n : {size_t{5}, size_t{16}, size_t{31}, size_t{64}, size_t{70}}) {
     for (const auto& c : cases) {
       std::vector<std::byte> live(kSpan * 3 * sizeof(T)), ref;
-      for (size_t i = 0; i < kSpan * 3; ++i) Put(live.data() + i * sizeof(T), RandomValue<T>(rng));
+      for (size_t i = 0; i < kSpan * 3; ++i)
+        Put(live.data() + i * sizeof(T), RandomValue<T>(rng));
       ref = live;
       const size_t t_at = kSpan;
-      auto at = [&](std::vector<std::byte>& v, long k) { return v.data() + (t_at + k) * sizeof(T); };
+      auto at = [&](std::vector<std::byte>& v, long k) {
+        return v.data() + (t_at + k) * sizeof(T);
+      };
       const bool with_result = c[1] != -1000;
-      e->plain(at(live, 0), at(live, c[0]), with_result ? at(live, c[1]) : nullptr, n);
-      SequentialRef<T>(op, at(ref, 0), at(ref, c[0]), with_result ? at(ref, c[1]) : nullptr, n);
+      e->plain(at(live, 0), at(live, c[0]),
+               with_result ? at(live, c[1]) : nullptr, n);
+      SequentialRef<T>(op, at(ref, 0), at(ref, c[0]),
+                       with_result ? at(ref, c[1]) : nullptr, n);
       for (size_t i = 0; i < kSpan * 3; ++i) {
-        ASSERT_TRUE(SameValue(Get<T>(live.data() + i * sizeof(T)), Get<T>(ref.data() + i * sizeof(T))))
-            << "op " << op << " n=" << n << " origin at " << c[0] << " result at " << c[1]
-            << ": element " << static_cast<long>(i) - static_cast<long>(t_at);
+        ASSERT_TRUE(SameValue(Get<T>(live.data() + i * sizeof(T)),
+                              Get<T>(ref.data() + i * sizeof(T))))
+            << "op " << op << " n=" << n << " origin at " << c[0]
+            << " result at " << c[1] << ": element "
+            << static_cast<long>(i) - static_cast<long>(t_at);
       }
     }
   }
@@ -404,8 +459,8 @@ TEST(ElementOpsTest, WordIntegerTypesMatchTheTables) {
                  reinterpret_cast<const std::byte*>(&b), nullptr, 1);
       adds = target == a + b;
     }
-    EXPECT_EQ(IsWordIntegerType(type), adds) << "handle index 0x" << std::hex
-                                             << index;
+    EXPECT_EQ(IsWordIntegerType(type), adds)
+        << "handle index 0x" << std::hex << index;
     if (!IsWordIntegerType(type)) continue;
     ++word_types;
     EXPECT_NE(BuiltinElementOp(type, MPI_REPLACE), nullptr);
@@ -435,10 +490,12 @@ TEST(ElementOpsTest, NoOpReadsNoOrigin) {
   const ElementOp* e = nullptr;
   ASSERT_EQ(FindElementOp(MPI_FLOAT, MPI_NO_OP, &e), MPI_SUCCESS);
   std::vector<float> target(67), result(67, -1.0f);
-  for (size_t i = 0; i < target.size(); ++i) target[i] = static_cast<float>(i) * 1.5f;
+  for (size_t i = 0; i < target.size(); ++i)
+    target[i] = static_cast<float>(i) * 1.5f;
   const std::vector<float> before = target;
   auto* t = reinterpret_cast<std::byte*>(target.data());
-  e->plain(t, nullptr, reinterpret_cast<std::byte*>(result.data()), target.size());
+  e->plain(t, nullptr, reinterpret_cast<std::byte*>(result.data()),
+           target.size());
   EXPECT_EQ(result, before);
   EXPECT_EQ(target, before);
   std::fill(result.begin(), result.end(), -1.0f);

@@ -156,8 +156,8 @@ inline MPI_Comm SplitNodeComm() {
 // An info object freed at scope exit.
 class ScopedInfo {
  public:
-  ScopedInfo(std::initializer_list<std::pair<const char*, const char*>> kv =
-                 {}) {
+  ScopedInfo(
+      std::initializer_list<std::pair<const char*, const char*>> kv = {}) {
     MPI_Info_create(&info_);
     for (const auto& [key, value] : kv) MPI_Info_set(info_, key, value);
   }
@@ -179,7 +179,9 @@ struct OptOutInfo : ScopedInfo {
 // but puts data at the unaligned segment start when a node-local segment
 // size is not a multiple of 16, so native (opt-out) windows in the tests are
 // rounded up to keep that MPICH bug out of the picture.
-inline MPI_Aint NativeSafeBytes(MPI_Aint bytes) { return (bytes + 15) / 16 * 16; }
+inline MPI_Aint NativeSafeBytes(MPI_Aint bytes) {
+  return (bytes + 15) / 16 * 16;
+}
 
 // An MPI_Win_allocate window, freed (collectively) at scope exit.
 class AllocWindow {
@@ -218,8 +220,8 @@ inline std::byte PatternByte(int writer, std::size_t index, int salt = 0) {
 // Returns whether `done` became true.
 template <typename Pred>
 bool PollUntil(Pred done, double seconds) {
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration<double>(seconds);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (!done()) {
     if (std::chrono::steady_clock::now() > deadline) return false;
     sched_yield();

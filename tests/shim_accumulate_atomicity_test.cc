@@ -153,8 +153,8 @@ TEST_F(ContentionTest, CompareAndSwapSpinLockProtectsPlainCounter) {
     const bool acquired = PollUntil(
         [&] {
           int64_t old = -1;
-          MPI_Compare_and_swap(&me, &free_word, &old, MPI_INT64_T, home,
-                               kLock, Win());
+          MPI_Compare_and_swap(&me, &free_word, &old, MPI_INT64_T, home, kLock,
+                               Win());
           MPI_Win_flush(home, Win());
           return old == 0;
         },
@@ -242,26 +242,26 @@ TEST_F(ContentionTest, NoOpReadsAreAtomicForEveryWidth) {
     Cplx one_cplx{-1.0, -2.0};
     LongDoubleInt one_pair = pair_of(-1);
     one_pair.index = -2;
-    EXPECT_EQ(MPI_Get_accumulate(cplx.data(), kN, MPI_C_DOUBLE_COMPLEX,
-                                 seen.cplx, kN, MPI_C_DOUBLE_COMPLEX, home,
-                                 offsetof(Cells, cplx), kN,
-                                 MPI_C_DOUBLE_COMPLEX, MPI_NO_OP, Win()),
-              MPI_SUCCESS);
-    EXPECT_EQ(MPI_Get_accumulate(pairs.data(), kN, MPI_LONG_DOUBLE_INT,
-                                 seen.pair, kN, MPI_LONG_DOUBLE_INT, home,
-                                 offsetof(Cells, pair), kN,
-                                 MPI_LONG_DOUBLE_INT, MPI_NO_OP, Win()),
-              MPI_SUCCESS);
+    EXPECT_EQ(
+        MPI_Get_accumulate(cplx.data(), kN, MPI_C_DOUBLE_COMPLEX, seen.cplx, kN,
+                           MPI_C_DOUBLE_COMPLEX, home, offsetof(Cells, cplx),
+                           kN, MPI_C_DOUBLE_COMPLEX, MPI_NO_OP, Win()),
+        MPI_SUCCESS);
+    EXPECT_EQ(
+        MPI_Get_accumulate(pairs.data(), kN, MPI_LONG_DOUBLE_INT, seen.pair, kN,
+                           MPI_LONG_DOUBLE_INT, home, offsetof(Cells, pair), kN,
+                           MPI_LONG_DOUBLE_INT, MPI_NO_OP, Win()),
+        MPI_SUCCESS);
     const MPI_Aint j = i % kN;
     EXPECT_EQ(MPI_Fetch_and_op(cplx.data(), &one_cplx, MPI_C_DOUBLE_COMPLEX,
                                home, offsetof(Cells, cplx) + j * sizeof(Cplx),
                                MPI_NO_OP, Win()),
               MPI_SUCCESS);
-    EXPECT_EQ(MPI_Fetch_and_op(
-                  pairs.data(), &one_pair, MPI_LONG_DOUBLE_INT, home,
-                  offsetof(Cells, pair) + j * sizeof(LongDoubleInt),
-                  MPI_NO_OP, Win()),
-              MPI_SUCCESS);
+    EXPECT_EQ(
+        MPI_Fetch_and_op(pairs.data(), &one_pair, MPI_LONG_DOUBLE_INT, home,
+                         offsetof(Cells, pair) + j * sizeof(LongDoubleInt),
+                         MPI_NO_OP, Win()),
+        MPI_SUCCESS);
     EXPECT_EQ(MPI_Win_flush(home, Win()), MPI_SUCCESS);
     for (int k = 0; k < kN; ++k) {
       torn += seen.cplx[k].re != seen.cplx[k].im;
@@ -316,10 +316,10 @@ TEST_F(ContentionTest, ConcurrentWideSumsAddUp) {
                              offsetof(Cells, wide), kN,
                              MPI_C_LONG_DOUBLE_COMPLEX, MPI_SUM, Win()),
               MPI_SUCCESS);
-    EXPECT_EQ(MPI_Accumulate(addd.data(), kN, MPI_DOUBLE, home,
-                             offsetof(Cells, narrow), kN, MPI_DOUBLE, MPI_SUM,
-                             Win()),
-              MPI_SUCCESS);
+    EXPECT_EQ(
+        MPI_Accumulate(addd.data(), kN, MPI_DOUBLE, home,
+                       offsetof(Cells, narrow), kN, MPI_DOUBLE, MPI_SUM, Win()),
+        MPI_SUCCESS);
   }
   ASSERT_EQ(MPI_Win_unlock_all(Win()), MPI_SUCCESS);
   MPI_Barrier(MPI_COMM_WORLD);
@@ -327,8 +327,8 @@ TEST_F(ContentionTest, ConcurrentWideSumsAddUp) {
     const long double ranks_sum = size * (size + 1) / 2;
     for (int i = 0; i < kN; ++i) {
       EXPECT_EQ(cells->wide[i].re, rounds * ranks_sum) << i;
-      EXPECT_EQ(cells->wide[i].im, static_cast<long double>(rounds) * size *
-                                       (i + 1))
+      EXPECT_EQ(cells->wide[i].im,
+                static_cast<long double>(rounds) * size * (i + 1))
           << i;
       EXPECT_EQ(cells->narrow[i],
                 rounds * (static_cast<double>(ranks_sum) + size * i))
@@ -387,9 +387,9 @@ TEST(AccumulateTest, AccumulateInfoKeysAccepted) {
         // Without ordering guarantees only a flush orders the read.
         MPI_Win_flush(t, w->win());
         int64_t got = -1;
-        EXPECT_EQ(MPI_Fetch_and_op(&add, &got, MPI_INT64_T, t, 1, MPI_SUM,
-                                   w->win()),
-                  MPI_SUCCESS);
+        EXPECT_EQ(
+            MPI_Fetch_and_op(&add, &got, MPI_INT64_T, t, 1, MPI_SUM, w->win()),
+            MPI_SUCCESS);
         MPI_Win_flush(t, w->win());
         if (t == rank) *seen = got;
       }

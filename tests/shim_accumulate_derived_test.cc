@@ -70,8 +70,8 @@ Side Indexed(MPI_Datatype base, std::vector<int> blocks,
 }
 
 // A rows x cols C-order array's sub-block.
-Side Subarray(MPI_Datatype base, int rows, int cols, int sub_rows,
-              int sub_cols, int row0, int col0) {
+Side Subarray(MPI_Datatype base, int rows, int cols, int sub_rows, int sub_cols,
+              int row0, int col0) {
   const int sizes[] = {rows, cols}, subsizes[] = {sub_rows, sub_cols},
             starts[] = {row0, col0};
   MPI_Datatype t;
@@ -86,8 +86,7 @@ Side Subarray(MPI_Datatype base, int rows, int cols, int sub_rows,
 }
 
 // `count` elements `stride_elems` apart through a resized base type.
-Side Strided(MPI_Datatype base, int base_extent, int stride_elems,
-             int count) {
+Side Strided(MPI_Datatype base, int base_extent, int stride_elems, int count) {
   MPI_Datatype t;
   MPI_Type_create_resized(base, 0, MPI_Aint{stride_elems} * base_extent, &t);
   Side s{Commit(t), count, {}};
@@ -121,8 +120,7 @@ std::vector<DerivedCase> DerivedCases() {
   auto indexed = [](std::vector<int> blocks, std::vector<int> displs) -> S {
     return [=](MPI_Datatype b, int) { return Indexed(b, blocks, displs); };
   };
-  auto subarray = [](int rows, int cols, int sr, int sc, int r0,
-                     int c0) -> S {
+  auto subarray = [](int rows, int cols, int sr, int sc, int r0, int c0) -> S {
     return [=](MPI_Datatype b, int) {
       return Subarray(b, rows, cols, sr, sc, r0, c0);
     };
@@ -134,18 +132,42 @@ std::vector<DerivedCase> DerivedCases() {
   };
   return {
       {"VectorTarget", "MPI_INT", MPI_SUM, contig(6), vector(3, 2, 4), {}},
-      {"VectorOriginIndexedTarget", "MPI_DOUBLE", MPI_MAX, vector(3, 1, 2),
-       indexed({1, 2}, {3, 7}), {}},
-      {"SubarrayTarget", "MPI_UNSIGNED_SHORT", MPI_BXOR, contig(6),
-       subarray(4, 6, 2, 3, 1, 2), {}},
-      {"PairVectorTarget", "MPI_DOUBLE_INT", MPI_MINLOC, contig(3),
-       vector(3, 1, 3), {}},
-      {"WideComplexBothDerived", "MPI_C_LONG_DOUBLE_COMPLEX", MPI_SUM,
-       indexed({2, 1}, {0, 3}), vector(3, 1, 2), {}},
-      {"VectorCountTwo", "MPI_INT64_T", MPI_BOR, contig(8),
-       vector(2, 2, 3, 2), {}},
-      {"ResizedTarget", "MPI_FLOAT", MPI_PROD, subarray(2, 3, 2, 2, 0, 1),
-       strided(3, 4), {}},
+      {"VectorOriginIndexedTarget",
+       "MPI_DOUBLE",
+       MPI_MAX,
+       vector(3, 1, 2),
+       indexed({1, 2}, {3, 7}),
+       {}},
+      {"SubarrayTarget",
+       "MPI_UNSIGNED_SHORT",
+       MPI_BXOR,
+       contig(6),
+       subarray(4, 6, 2, 3, 1, 2),
+       {}},
+      {"PairVectorTarget",
+       "MPI_DOUBLE_INT",
+       MPI_MINLOC,
+       contig(3),
+       vector(3, 1, 3),
+       {}},
+      {"WideComplexBothDerived",
+       "MPI_C_LONG_DOUBLE_COMPLEX",
+       MPI_SUM,
+       indexed({2, 1}, {0, 3}),
+       vector(3, 1, 2),
+       {}},
+      {"VectorCountTwo",
+       "MPI_INT64_T",
+       MPI_BOR,
+       contig(8),
+       vector(2, 2, 3, 2),
+       {}},
+      {"ResizedTarget",
+       "MPI_FLOAT",
+       MPI_PROD,
+       subarray(2, 3, 2, 2, 0, 1),
+       strided(3, 4),
+       {}},
       {"GetAccVectorResult", "MPI_INT64_T", MPI_SUM, vector(2, 2, 3),
        indexed({1, 3}, {5, 0}), vector(4, 1, 2)},
       {"GetAccNoOpSubarrayResult", "MPI_INT", MPI_NO_OP, contig(6),
@@ -191,9 +213,9 @@ std::vector<std::vector<std::byte>> RunDerived(
     const DerivedPlace& p = places[i];
     if (p.target != rank) continue;
     for (int b = 0; b <= size; ++b) {
-      const auto init = Values(*p.type, cases[i].op, p.target,
-                               static_cast<int>(i), kSharedInit, kBlockElems,
-                               b);
+      const auto init =
+          Values(*p.type, cases[i].op, p.target, static_cast<int>(i),
+                 kSharedInit, kBlockElems, b);
       std::memcpy(base + p.offset + b * p.block, init.data(), p.block);
     }
   }
@@ -207,23 +229,23 @@ std::vector<std::vector<std::byte>> RunDerived(
     const TypeCase& t = *p.type;
     Side origin = c.origin(t.type, t.extent);
     Side target = c.target(t.type, t.extent);
-    origins.push_back(Values(t, c.op, rank, static_cast<int>(i), kAccValue,
-                             kBlockElems));
+    origins.push_back(
+        Values(t, c.op, rank, static_cast<int>(i), kAccValue, kBlockElems));
     results.emplace_back(p.block, std::byte{0xee});
     if (c.result) {
       Side result = c.result(t.type, t.extent);
-      EXPECT_EQ(MPI_Get_accumulate(origins.back().data(), origin.count,
-                                   origin.type, results.back().data(),
-                                   result.count, result.type, p.target,
-                                   p.offset + (1 + rank) * p.block,
-                                   target.count, target.type, c.op, win),
-                MPI_SUCCESS)
+      EXPECT_EQ(
+          MPI_Get_accumulate(origins.back().data(), origin.count, origin.type,
+                             results.back().data(), result.count, result.type,
+                             p.target, p.offset + (1 + rank) * p.block,
+                             target.count, target.type, c.op, win),
+          MPI_SUCCESS)
           << c.name;
       Free(result);
     } else {
-      EXPECT_EQ(MPI_Accumulate(origins.back().data(), origin.count,
-                               origin.type, p.target, p.offset, target.count,
-                               target.type, c.op, win),
+      EXPECT_EQ(MPI_Accumulate(origins.back().data(), origin.count, origin.type,
+                               p.target, p.offset, target.count, target.type,
+                               c.op, win),
                 MPI_SUCCESS)
           << c.name;
     }
@@ -251,7 +273,8 @@ TEST(AccumulateTest, DerivedDatatypesOnOriginTargetAndResult) {
   EXPECT_TRUE(IsManaged(managed.win()));
   const auto got_managed =
       RunDerived(managed.win(), managed.base(), cases, places);
-  const auto got_native = RunDerived(native.win(), native.base(), cases, places);
+  const auto got_native =
+      RunDerived(native.win(), native.base(), cases, places);
 
   for (size_t i = 0; i < cases.size(); ++i) {
     const DerivedCase& c = cases[i];

@@ -22,7 +22,9 @@ using rmashim_test::Size;
 
 constexpr int kCounters = 2048;  // one 16 KiB accumulate stripe of words
 
-int SingleOps() { return rmashim_test::AllOnOneNode(MPI_COMM_WORLD) ? 20000 : 200; }
+int SingleOps() {
+  return rmashim_test::AllOnOneNode(MPI_COMM_WORLD) ? 20000 : 200;
+}
 int BulkOps() { return rmashim_test::AllOnOneNode(MPI_COMM_WORLD) ? 200 : 8; }
 
 // A managed window of kCounters zeroed words per rank, every rank past its
@@ -68,9 +70,9 @@ TEST(AccumulateLane, DoubleSumsAgainstBulkAccumulates) {
   if (rank == 0) {
     const int single_ranks = (size + 1) / 2, bulk_ranks = size / 2;
     for (int i = 0; i < kCounters; ++i) {
-      const double expected =
-          single_ranks * (single_ops / kCounters + (i < single_ops % kCounters)) +
-          bulk_ranks * bulk_ops;
+      const double expected = single_ranks * (single_ops / kCounters +
+                                              (i < single_ops % kCounters)) +
+                              bulk_ranks * bulk_ops;
       ASSERT_EQ(base[i], expected) << "counter " << i;
     }
   }
@@ -86,7 +88,9 @@ TEST(AccumulateLane, XorAgainstBulkXors) {
   uint64_t* base = nullptr;
   MPI_Win win;
   ASSERT_NO_FATAL_FAILURE(AllocateZeroed(&base, &win));
-  auto bit_of = [](int r, int op) { return uint64_t{1} << ((r + op / kCounters) % 63); };
+  auto bit_of = [](int r, int op) {
+    return uint64_t{1} << ((r + op / kCounters) % 63);
+  };
   MPI_Win_lock_all(0, win);
   if (rank % 2 == 0) {
     for (int op = 0; op < single_ops; ++op) {
@@ -108,7 +112,8 @@ TEST(AccumulateLane, XorAgainstBulkXors) {
   if (rank == 0) {
     std::vector<uint64_t> expected(kCounters, 0);
     for (int r = 0; r < size; r += 2) {
-      for (int op = 0; op < single_ops; ++op) expected[op % kCounters] ^= bit_of(r, op);
+      for (int op = 0; op < single_ops; ++op)
+        expected[op % kCounters] ^= bit_of(r, op);
     }
     if ((size / 2) * bulk_ops % 2 == 1) {
       for (uint64_t& e : expected) e ^= uint64_t{1} << 63;

@@ -122,9 +122,9 @@ void IssueEntry(MPI_Win win, const Entry& e, int rank, OriginSide& s) {
               MPI_SUCCESS)
         << where;
   }
-  EXPECT_EQ(MPI_Get_accumulate(s.ga.data(), kElems, t.type,
-                               s.ga_result.data(), kElems, t.type, e.target,
-                               own, kElems, t.type, op, win),
+  EXPECT_EQ(MPI_Get_accumulate(s.ga.data(), kElems, t.type, s.ga_result.data(),
+                               kElems, t.type, e.target, own, kElems, t.type,
+                               op, win),
             MPI_SUCCESS)
       << where;
   EXPECT_EQ(MPI_Fetch_and_op(s.fop.data(), s.fop_result.data(), t.type,
@@ -133,10 +133,10 @@ void IssueEntry(MPI_Win win, const Entry& e, int rank, OriginSide& s) {
       << where;
   if (e.cas) {
     const MPI_Aint last = own + (kElems - 1) * t.extent;
-    EXPECT_EQ(MPI_Compare_and_swap(s.cas_new.data(), s.cas_compare.data(),
-                                   s.cas_result.data(), t.type, e.target,
-                                   last, win),
-              MPI_SUCCESS)
+    EXPECT_EQ(
+        MPI_Compare_and_swap(s.cas_new.data(), s.cas_compare.data(),
+                             s.cas_result.data(), t.type, e.target, last, win),
+        MPI_SUCCESS)
         << where;
     EXPECT_EQ(MPI_Compare_and_swap(s.cas_compare.data(), s.cas_compare.data(),
                                    s.cas_result.data() + t.extent, t.type,
@@ -191,10 +191,14 @@ enum class Epoch { kLockAll, kSharedLocks, kExclusiveLocks, kFence };
 
 const char* EpochName(Epoch epoch) {
   switch (epoch) {
-    case Epoch::kLockAll: return "lock_all";
-    case Epoch::kSharedLocks: return "shared locks";
-    case Epoch::kExclusiveLocks: return "exclusive locks";
-    case Epoch::kFence: return "fence";
+    case Epoch::kLockAll:
+      return "lock_all";
+    case Epoch::kSharedLocks:
+      return "shared locks";
+    case Epoch::kExclusiveLocks:
+      return "exclusive locks";
+    case Epoch::kFence:
+      return "fence";
   }
   return "?";
 }
@@ -233,8 +237,8 @@ std::vector<OriginSide> RunTable(MPI_Win win, std::byte* base,
       break;
     case Epoch::kSharedLocks:
     case Epoch::kExclusiveLocks: {
-      const int type = epoch == Epoch::kSharedLocks ? MPI_LOCK_SHARED
-                                                    : MPI_LOCK_EXCLUSIVE;
+      const int type =
+          epoch == Epoch::kSharedLocks ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE;
       for (int k = 0; k < size; ++k) {
         const int target = (rank + k) % size;
         EXPECT_EQ(MPI_Win_lock(type, target, 0, win), MPI_SUCCESS);
@@ -345,9 +349,9 @@ TEST_P(AccumulateTableTest, EveryOpOnEveryTypeMatchesReferenceAndNative) {
   const bool passed_through = !AllOnOneNode(MPI_COMM_WORLD) && !by_agent;
   const bool mixed = passed_through && GetParam() == Epoch::kExclusiveLocks;
   const std::string epoch = EpochName(GetParam());
-  for (const std::string& p : CheckTable(entries, managed.base(),
-                                         managed_sides, "shim " + epoch,
-                                         passed_through, mixed)) {
+  for (const std::string& p :
+       CheckTable(entries, managed.base(), managed_sides, "shim " + epoch,
+                  passed_through, mixed)) {
     ADD_FAILURE() << p;
   }
   for (const std::string& p : CheckTable(entries, native.base(), native_sides,
@@ -382,11 +386,14 @@ INSTANTIATE_TEST_SUITE_P(Epochs, AccumulateTableTest,
                                          Epoch::kExclusiveLocks, Epoch::kFence),
                          [](const testing::TestParamInfo<Epoch>& info) {
                            switch (info.param) {
-                             case Epoch::kLockAll: return "LockAll";
-                             case Epoch::kSharedLocks: return "SharedLocks";
+                             case Epoch::kLockAll:
+                               return "LockAll";
+                             case Epoch::kSharedLocks:
+                               return "SharedLocks";
                              case Epoch::kExclusiveLocks:
                                return "ExclusiveLocks";
-                             case Epoch::kFence: return "Fence";
+                             case Epoch::kFence:
+                               return "Fence";
                            }
                            return "Unknown";
                          });

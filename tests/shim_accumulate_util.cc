@@ -10,8 +10,14 @@ namespace {
 
 template <typename Kind>
 TypeCase Type(const char* name, MPI_Datatype type, unsigned group) {
-  TypeCase t{name,         type,         group,           Kind::kExtent,
-             Kind::ValueSpans(), &Kind::Make, &Kind::Apply, &Kind::Apply,
+  TypeCase t{name,
+             type,
+             group,
+             Kind::kExtent,
+             Kind::ValueSpans(),
+             &Kind::Make,
+             &Kind::Apply,
+             &Kind::Apply,
              &Kind::Normalize};
   if constexpr (requires { Kind::kUnsigned; }) {
     t.apply_as_mpich = &Kind::ApplyAsMpich;
@@ -30,8 +36,7 @@ uint64_t Mix(uint64_t x) {  // splitmix64
 // The two integers a value of `type` for `op` is made from, chosen so the
 // result of any combination order is exact and the same: small integers
 // for arithmetic, ties for MINLOC/MAXLOC, canonical 0/1 for logical types.
-std::pair<int64_t, int64_t> Seed(const TypeCase& type, MPI_Op op,
-                                 uint64_t h) {
+std::pair<int64_t, int64_t> Seed(const TypeCase& type, MPI_Op op, uint64_t h) {
   static const int64_t kProd[] = {1, 2, 3, -1, -2};
   static const int64_t kImag[] = {0, 1, -1};
   static const int64_t kTruth[] = {1, 2, -3, 0, 5};
@@ -115,8 +120,7 @@ const std::vector<TypeCase>& Types() {
       Type<Complex<double>>("MPI_CXX_DOUBLE_COMPLEX", MPI_CXX_DOUBLE_COMPLEX,
                             kComplex),
       Type<Complex<float>>("MPI_COMPLEX", MPI_COMPLEX, kComplex),
-      Type<Complex<double>>("MPI_DOUBLE_COMPLEX", MPI_DOUBLE_COMPLEX,
-                            kComplex),
+      Type<Complex<double>>("MPI_DOUBLE_COMPLEX", MPI_DOUBLE_COMPLEX, kComplex),
       Type<Scalar<uint8_t>>("MPI_BYTE", MPI_BYTE, kByte),
       Type<Pair<float, int>>("MPI_FLOAT_INT", MPI_FLOAT_INT, kPair),
       Type<Pair<double, int>>("MPI_DOUBLE_INT", MPI_DOUBLE_INT, kPair),
@@ -153,8 +157,8 @@ std::vector<std::byte> Values(const TypeCase& type, MPI_Op op, int who,
 void ApplyAll(const TypeCase& type, MPI_Op op, std::byte* target,
               const std::byte* origin, int n, bool as_mpich) {
   for (int i = 0; i < n; ++i) {
-    (as_mpich ? type.apply_as_mpich : type.apply)(
-        op, target + i * type.extent, origin + i * type.extent);
+    (as_mpich ? type.apply_as_mpich : type.apply)(op, target + i * type.extent,
+                                                  origin + i * type.extent);
   }
 }
 

@@ -70,14 +70,13 @@ TEST(PscwTest, WinTestPollsUntilOriginCompletes) {
     MPI_Request sent;
     MPI_Isend(&go, 1, MPI_INT, origin, 7, MPI_COMM_WORLD, &sent);
     int got_go = -1;
-    MPI_Recv(&got_go, 1, MPI_INT, target, 7, MPI_COMM_WORLD,
-             MPI_STATUS_IGNORE);
+    MPI_Recv(&got_go, 1, MPI_INT, target, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     EXPECT_EQ(got_go, round);
     ASSERT_EQ(MPI_Win_start(to.get(), 0, w.win()), MPI_SUCCESS);
     const int64_t stamp[2] = {int64_t{round} * 100 + rank, -int64_t{round}};
-    EXPECT_EQ(MPI_Put(stamp, 2, MPI_INT64_T, target, 0, 2, MPI_INT64_T,
-                      w.win()),
-              MPI_SUCCESS);
+    EXPECT_EQ(
+        MPI_Put(stamp, 2, MPI_INT64_T, target, 0, 2, MPI_INT64_T, w.win()),
+        MPI_SUCCESS);
     ASSERT_EQ(MPI_Win_complete(w.win()), MPI_SUCCESS);
     MPI_Wait(&sent, MPI_STATUS_IGNORE);
     const bool done = PollUntil(
@@ -146,8 +145,8 @@ TEST(PscwTest, TargetNeedsNoMpiCallsOnSingleNodeWindow) {
               return true;
             },
             kTimeoutSeconds);
-        EXPECT_TRUE(landed) << "round " << round << ": sum " << mem[0]
-                            << " of " << want_sum;
+        EXPECT_TRUE(landed)
+            << "round " << round << ": sum " << mem[0] << " of " << want_sum;
       }
       ASSERT_EQ(MPI_Win_wait(w.win()), MPI_SUCCESS);
       EXPECT_EQ(mem[0], want_sum);
@@ -181,8 +180,8 @@ TEST(PscwTest, AllToAllEpochWithSelf) {
     for (int t = 0; t < size; ++t) {
       stamps[t] = round * 10000 + rank * 100 + t;
       const int64_t add = rank + 1;
-      EXPECT_EQ(MPI_Put(&stamps[t], 1, MPI_INT64_T, t, 1 + rank, 1,
-                        MPI_INT64_T, w.win()),
+      EXPECT_EQ(MPI_Put(&stamps[t], 1, MPI_INT64_T, t, 1 + rank, 1, MPI_INT64_T,
+                        w.win()),
                 MPI_SUCCESS);
       EXPECT_EQ(MPI_Accumulate(&add, 1, MPI_INT64_T, t, 0, 1, MPI_INT64_T,
                                MPI_SUM, w.win()),

@@ -27,10 +27,14 @@ enum class Sync {
 
 const char* SyncName(Sync s) {
   switch (s) {
-    case Sync::kFence: return "Fence";
-    case Sync::kFenceAsserts: return "FenceAsserts";
-    case Sync::kPscw: return "Pscw";
-    case Sync::kPscwNoCheck: return "PscwNoCheck";
+    case Sync::kFence:
+      return "Fence";
+    case Sync::kFenceAsserts:
+      return "FenceAsserts";
+    case Sync::kPscw:
+      return "Pscw";
+    case Sync::kPscwNoCheck:
+      return "PscwNoCheck";
   }
   return "Unknown";
 }
@@ -41,9 +45,7 @@ const char* SyncName(Sync s) {
 // steps), then applies an integer stencil. Reference(steps) is the serial
 // computation of this rank's owned cells, in the order Owned() lists them.
 
-int64_t Seed(int64_t global_index) {
-  return (global_index * 7919 + 17) % kMod;
-}
+int64_t Seed(int64_t global_index) { return (global_index * 7919 + 17) % kMod; }
 
 // 1D ring: rank r owns global cells [r*n, (r+1)*n); window cells are
 // [left ghost, n owned, right ghost].
@@ -66,19 +68,19 @@ class Ring {
   void Exchange(MPI_Win win, bool use_gets) const {
     // Window displacements are in cells (disp_unit 8).
     if (use_gets) {
-      EXPECT_EQ(MPI_Get(&ghost_[0], 1, MPI_INT64_T, left_, kN, 1,
-                        MPI_INT64_T, win),
-                MPI_SUCCESS);
-      EXPECT_EQ(MPI_Get(&ghost_[1], 1, MPI_INT64_T, right_, 1, 1,
-                        MPI_INT64_T, win),
-                MPI_SUCCESS);
+      EXPECT_EQ(
+          MPI_Get(&ghost_[0], 1, MPI_INT64_T, left_, kN, 1, MPI_INT64_T, win),
+          MPI_SUCCESS);
+      EXPECT_EQ(
+          MPI_Get(&ghost_[1], 1, MPI_INT64_T, right_, 1, 1, MPI_INT64_T, win),
+          MPI_SUCCESS);
     } else {
       EXPECT_EQ(MPI_Put(&local_[1], 1, MPI_INT64_T, left_, kN + 1, 1,
                         MPI_INT64_T, win),
                 MPI_SUCCESS);
-      EXPECT_EQ(MPI_Put(&local_[kN], 1, MPI_INT64_T, right_, 0, 1,
-                        MPI_INT64_T, win),
-                MPI_SUCCESS);
+      EXPECT_EQ(
+          MPI_Put(&local_[kN], 1, MPI_INT64_T, right_, 0, 1, MPI_INT64_T, win),
+          MPI_SUCCESS);
     }
   }
   // Gets land in ghost_ (origin buffers outside the window), so Step copies
@@ -100,8 +102,8 @@ class Ring {
     for (int i = 0; i < n; ++i) g[i] = Seed(i);
     for (int s = 0; s < steps; ++s) {
       for (int i = 0; i < n; ++i) {
-        next[i] = (g[(i + n - 1) % n] + 2 * g[i] + 3 * g[(i + 1) % n] + s) %
-                  kMod;
+        next[i] =
+            (g[(i + n - 1) % n] + 2 * g[i] + 3 * g[(i + 1) % n] + s) % kMod;
       }
       g.swap(next);
     }
@@ -145,9 +147,7 @@ class Grid {
   }
   MPI_Comm comm() const { return cart_; }
   int cells() const { return (kRows + 2) * kW; }
-  std::vector<int> neighbours() const {
-    return {up_, down_, left_, right_};
-  }
+  std::vector<int> neighbours() const { return {up_, down_, left_, right_}; }
   static int At(int row, int col) { return row * kW + col; }
   void Init(int64_t* c) const {
     std::fill(c, c + cells(), -1);
@@ -184,9 +184,8 @@ class Grid {
     std::vector<int64_t> next(cells());
     for (int r = 1; r <= kRows; ++r) {
       for (int k = 1; k <= kCols; ++k) {
-        next[At(r, k)] = Stencil(c[At(r, k)], c[At(r - 1, k)],
-                                 c[At(r + 1, k)], c[At(r, k - 1)],
-                                 c[At(r, k + 1)], step);
+        next[At(r, k)] = Stencil(c[At(r, k)], c[At(r - 1, k)], c[At(r + 1, k)],
+                                 c[At(r, k - 1)], c[At(r, k + 1)], step);
       }
     }
     for (int r = 1; r <= kRows; ++r) {
@@ -205,9 +204,9 @@ class Grid {
     for (int s = 0; s < steps; ++s) {
       for (int r = 0; r < rows; ++r) {
         for (int k = 0; k < cols; ++k) {
-          next[at(r, k)] = Stencil(g[at(r, k)], g[at(r - 1, k)],
-                                   g[at(r + 1, k)], g[at(r, k - 1)],
-                                   g[at(r, k + 1)], s);
+          next[at(r, k)] =
+              Stencil(g[at(r, k)], g[at(r - 1, k)], g[at(r + 1, k)],
+                      g[at(r, k - 1)], g[at(r, k + 1)], s);
         }
       }
       g.swap(next);
@@ -233,16 +232,15 @@ class Grid {
   }
 
  private:
-  static int64_t Stencil(int64_t c, int64_t n, int64_t s, int64_t w,
-                         int64_t e, int step) {
+  static int64_t Stencil(int64_t c, int64_t n, int64_t s, int64_t w, int64_t e,
+                         int step) {
     return (3 * c + n + 2 * s + 5 * w + 7 * e + step) % kMod;
   }
   int Global(int r, int k) const {
     return (coords_[0] * kRows + r) * (dims_[1] * kCols) + coords_[1] * kCols +
            k;
   }
-  void Put(MPI_Win win, int to, int from_cell, int to_cell,
-           bool column) const {
+  void Put(MPI_Win win, int to, int from_cell, int to_cell, bool column) const {
     EXPECT_EQ(column ? MPI_Put(local_ + from_cell, 1, column_, to, to_cell, 1,
                                column_, win)
                      : MPI_Put(local_ + from_cell, kCols, MPI_INT64_T, to,
@@ -252,10 +250,10 @@ class Grid {
   void Get(MPI_Win win, int from, int from_cell, int to_cell,
            bool column) const {
     int64_t* dst = gets_.data() + to_cell;
-    EXPECT_EQ(column ? MPI_Get(dst, 1, column_, from, from_cell, 1, column_,
-                               win)
-                     : MPI_Get(dst, kCols, MPI_INT64_T, from, from_cell,
-                               kCols, MPI_INT64_T, win),
+    EXPECT_EQ(column
+                  ? MPI_Get(dst, 1, column_, from, from_cell, 1, column_, win)
+                  : MPI_Get(dst, kCols, MPI_INT64_T, from, from_cell, kCols,
+                            MPI_INT64_T, win),
               MPI_SUCCESS);
   }
 
@@ -295,22 +293,21 @@ void RunHalo(D& domain, Sync sync, int steps) {
       case Sync::kFenceAsserts:
         // The compute phase issues no RMA and makes local stores; the
         // exchange phase makes no local stores, and gets put nothing.
-        ASSERT_EQ(MPI_Win_fence(MPI_MODE_NOPRECEDE |
-                                    (use_gets ? MPI_MODE_NOPUT : 0),
-                                w.win()),
-                  MPI_SUCCESS);
+        ASSERT_EQ(
+            MPI_Win_fence(MPI_MODE_NOPRECEDE | (use_gets ? MPI_MODE_NOPUT : 0),
+                          w.win()),
+            MPI_SUCCESS);
         domain.Exchange(w.win(), use_gets);
-        ASSERT_EQ(MPI_Win_fence(MPI_MODE_NOSUCCEED |
-                                    (use_gets ? 0 : MPI_MODE_NOSTORE),
-                                w.win()),
+        ASSERT_EQ(MPI_Win_fence(
+                      MPI_MODE_NOSUCCEED | (use_gets ? 0 : MPI_MODE_NOSTORE),
+                      w.win()),
                   MPI_SUCCESS);
         domain.Step(cells, step);
         break;
       case Sync::kPscw:
       case Sync::kPscwNoCheck: {
         const int assert = sync == Sync::kPscwNoCheck ? MPI_MODE_NOCHECK : 0;
-        ASSERT_EQ(MPI_Win_post(neighbours.get(), assert, w.win()),
-                  MPI_SUCCESS);
+        ASSERT_EQ(MPI_Win_post(neighbours.get(), assert, w.win()), MPI_SUCCESS);
         // NOCHECK promises every post precedes the matching starts.
         if (assert) MPI_Barrier(comm);
         ASSERT_EQ(MPI_Win_start(neighbours.get(), assert, w.win()),

@@ -16,8 +16,7 @@ Group::Group(MPI_Comm comm, const std::vector<int>& ranks) {
   const std::vector<int> sorted(unique.begin(), unique.end());
   MPI_Group all;
   MPI_Comm_group(comm, &all);
-  MPI_Group_incl(all, static_cast<int>(sorted.size()), sorted.data(),
-                 &group_);
+  MPI_Group_incl(all, static_cast<int>(sorted.size()), sorted.data(), &group_);
   MPI_Group_free(&all);
 }
 

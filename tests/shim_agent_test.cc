@@ -75,9 +75,9 @@ class AgentTest : public testing::TestWithParam<Flavor> {
     } else {
       buffer_.assign(kBytes / sizeof(int64_t), 0);
       mem_ = buffer_.data();
-      ASSERT_EQ(MPI_Win_create(mem_, kBytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
-                               &win_),
-                MPI_SUCCESS);
+      ASSERT_EQ(
+          MPI_Win_create(mem_, kBytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win_),
+          MPI_SUCCESS);
     }
     ASSERT_MANAGED(win_);
     spans_nodes_ = !AllOnOneNode(MPI_COMM_WORLD);
@@ -99,10 +99,10 @@ class AgentTest : public testing::TestWithParam<Flavor> {
     const int64_t ones[2] = {1, 1};
     const double half = 0.5;
     int64_t fetched = -1, pair[2];
-    ASSERT_EQ(MPI_Accumulate(&one, 1, MPI_INT64_T, target,
-                             offsetof(Counters, added), 1, MPI_INT64_T,
-                             MPI_SUM, win_),
-              MPI_SUCCESS);
+    ASSERT_EQ(
+        MPI_Accumulate(&one, 1, MPI_INT64_T, target, offsetof(Counters, added),
+                       1, MPI_INT64_T, MPI_SUM, win_),
+        MPI_SUCCESS);
     ASSERT_EQ(MPI_Fetch_and_op(&one, &fetched, MPI_INT64_T, target,
                                offsetof(Counters, tickets), MPI_SUM, win_),
               MPI_SUCCESS);
@@ -111,10 +111,10 @@ class AgentTest : public testing::TestWithParam<Flavor> {
                                  target, offsetof(Counters, pair), 2,
                                  MPI_INT64_T, MPI_SUM, win_),
               MPI_SUCCESS);
-    ASSERT_EQ(MPI_Accumulate(&half, 1, MPI_DOUBLE, target,
-                             offsetof(Counters, sum), 1, MPI_DOUBLE, MPI_SUM,
-                             win_),
-              MPI_SUCCESS);
+    ASSERT_EQ(
+        MPI_Accumulate(&half, 1, MPI_DOUBLE, target, offsetof(Counters, sum), 1,
+                       MPI_DOUBLE, MPI_SUM, win_),
+        MPI_SUCCESS);
     *calls += 4;
     // Compare-and-swap increment: read, then swap until nobody came between.
     int64_t seen = 0;
@@ -135,7 +135,7 @@ class AgentTest : public testing::TestWithParam<Flavor> {
     }
   }
 
-  void *mem_ = nullptr;
+  void* mem_ = nullptr;
   std::vector<int64_t> buffer_;
   MPI_Win win_ = MPI_WIN_NULL;
   bool spans_nodes_ = false;
@@ -162,9 +162,9 @@ TEST_P(AgentTest, CountersAddUpInEveryPassiveEpoch) {
       for (int k = 0; k < size; ++k) {
         const int target = (rank + k) % size;
         if (epoch != Epoch::kLockAll) {
-          MPI_Win_lock(epoch == Epoch::kShared ? MPI_LOCK_SHARED
-                                               : MPI_LOCK_EXCLUSIVE,
-                       target, 0, win_);
+          MPI_Win_lock(
+              epoch == Epoch::kShared ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE,
+              target, 0, win_);
         }
         std::vector<int64_t> tickets;
         long long calls = 0;
@@ -194,8 +194,7 @@ TEST_P(AgentTest, CountersAddUpInEveryPassiveEpoch) {
     // Target 0's tickets: each of 0 .. total-1 exactly once.
     std::vector<int> counts(size);
     const int mine = static_cast<int>(tickets_at_0.size());
-    MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, 0,
-               MPI_COMM_WORLD);
+    MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
     std::vector<int> offsets(size, 0);
     std::partial_sum(counts.begin(), counts.end() - 1, offsets.begin() + 1);
     std::vector<int64_t> all(rank == 0 ? total : 0);
@@ -254,9 +253,8 @@ TEST_P(AgentTest, RemoteOriginProgressesWhileTargetComputes) {
     ASSERT_EQ(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 0,
                                offsetof(Counters, tickets), MPI_SUM, win_),
               MPI_SUCCESS);
-    ASSERT_EQ(MPI_Accumulate(&one, 1, MPI_INT64_T, 0,
-                             offsetof(Counters, added), 1, MPI_INT64_T,
-                             MPI_SUM, win_),
+    ASSERT_EQ(MPI_Accumulate(&one, 1, MPI_INT64_T, 0, offsetof(Counters, added),
+                             1, MPI_INT64_T, MPI_SUM, win_),
               MPI_SUCCESS);
     ASSERT_EQ(MPI_Win_unlock_all(win_), MPI_SUCCESS);
     EXPECT_EQ(old, 0);
@@ -301,9 +299,9 @@ TEST_P(AgentTest, LocksExcludeLocalAndRemoteLockers) {
   long long remote_locks = 0, unequal = 0;
   const auto read_pair = [&](int target) {
     int64_t seen[2] = {-1, -2};
-    ASSERT_EQ(MPI_Get(seen, 2, MPI_INT64_T, target, kPairAt, 2, MPI_INT64_T,
-                      win_),
-              MPI_SUCCESS);
+    ASSERT_EQ(
+        MPI_Get(seen, 2, MPI_INT64_T, target, kPairAt, 2, MPI_INT64_T, win_),
+        MPI_SUCCESS);
     ASSERT_EQ(MPI_Win_flush(target, win_), MPI_SUCCESS);
     if (seen[0] != seen[1]) ++unequal;
   };
@@ -312,11 +310,10 @@ TEST_P(AgentTest, LocksExcludeLocalAndRemoteLockers) {
       const int target = (rank + k) % size;
       const bool remote = !local_[target];
       // Exclusive: a, then b, each raised by one with a flush between.
-      ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win_),
-                MPI_SUCCESS);
+      ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win_), MPI_SUCCESS);
       int64_t value = -1;
-      ASSERT_EQ(MPI_Get(&value, 1, MPI_INT64_T, target, kPairAt, 1,
-                        MPI_INT64_T, win_),
+      ASSERT_EQ(MPI_Get(&value, 1, MPI_INT64_T, target, kPairAt, 1, MPI_INT64_T,
+                        win_),
                 MPI_SUCCESS);
       ASSERT_EQ(MPI_Win_flush(target, win_), MPI_SUCCESS);
       ++value;
@@ -346,7 +343,8 @@ TEST_P(AgentTest, LocksExcludeLocalAndRemoteLockers) {
   MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win_);
   const int64_t a = pair[0], b = pair[1];
   MPI_Win_unlock(rank, win_);
-  EXPECT_EQ(a, int64_t{rounds} * size) << "an exclusive lock overlapped another";
+  EXPECT_EQ(a, int64_t{rounds} * size)
+      << "an exclusive lock overlapped another";
   EXPECT_EQ(b, a);
   EXPECT_EQ(unequal, 0) << "a shared or lock_all holder saw a holder inside";
   const long long granted = SumOverRanks(AgentLocksGranted()) - granted_before;
@@ -391,18 +389,19 @@ TEST_P(AgentTest, RemoteLocksProgressWhileTargetComputes) {
       if (epoch == 2) {
         ASSERT_EQ(MPI_Win_lock_all(0, win_), MPI_SUCCESS);
       } else {
-        ASSERT_EQ(MPI_Win_lock(epoch == 0 ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED,
-                               0, 0, win_),
-                  MPI_SUCCESS);
+        ASSERT_EQ(
+            MPI_Win_lock(epoch == 0 ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED, 0,
+                         0, win_),
+            MPI_SUCCESS);
       }
       int64_t old = -1;
       ASSERT_EQ(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 0,
                                  offsetof(Counters, tickets), MPI_SUM, win_),
                 MPI_SUCCESS);
-      ASSERT_EQ(MPI_Accumulate(&one, 1, MPI_INT64_T, 0,
-                               offsetof(Counters, added), 1, MPI_INT64_T,
-                               MPI_SUM, win_),
-                MPI_SUCCESS);
+      ASSERT_EQ(
+          MPI_Accumulate(&one, 1, MPI_INT64_T, 0, offsetof(Counters, added), 1,
+                         MPI_INT64_T, MPI_SUM, win_),
+          MPI_SUCCESS);
       tickets.push_back(old);
       if (epoch == 2) {
         ASSERT_EQ(MPI_Win_unlock_all(win_), MPI_SUCCESS);

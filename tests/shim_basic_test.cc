@@ -22,7 +22,8 @@ TEST(ShimBasicTest, EveryRankPutsToEveryRank) {
   MPI_Win_lock_all(0, win);
   for (int t = 0; t < size; ++t) {
     const int value = rank * 100 + t;
-    ASSERT_EQ(MPI_Put(&value, 1, MPI_INT, t, rank, 1, MPI_INT, win), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Put(&value, 1, MPI_INT, t, rank, 1, MPI_INT, win),
+              MPI_SUCCESS);
   }
   MPI_Win_flush_all(win);
   MPI_Win_unlock_all(win);

@@ -60,8 +60,8 @@ class TestWindow {
     } else if (flavor == Flavor::kAllocate) {
       rc_ = MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, comm, &base_, &win_);
     } else {
-      rc_ = MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, comm, &base_,
-                                    &win_);
+      rc_ =
+          MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, comm, &base_, &win_);
     }
     if (rc_ == MPI_SUCCESS) {
       MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN);
@@ -252,7 +252,8 @@ TEST_P(CallShapesTest, MpiBottomWithAbsoluteAddressTypes) {
   MPI_Barrier(comm.get());
   MPI_Win_lock(MPI_LOCK_SHARED, me, 0, w.win());
   for (int k = 0; k < kBlockDoubles; ++k) {
-    EXPECT_EQ(in_window(k), 2 * (1000.0 * origin + k)) << "rput+raccumulate " << k;
+    EXPECT_EQ(in_window(k), 2 * (1000.0 * origin + k))
+        << "rput+raccumulate " << k;
   }
   MPI_Win_unlock(me, w.win());
   MPI_Barrier(comm.get());
@@ -291,13 +292,13 @@ TEST_P(CallShapesTest, MpiBottomWithMixedStructType) {
   MPI_Type_create_struct(2, lens, disps, types, &tt);
   ScopedType at_target(tt);
   MPI_Win_fence(0, w.win());
-  ASSERT_EQ(MPI_Put(MPI_BOTTOM, 1, out.get(), target, 0, 1, at_target.get(),
-                    w.win()),
-            MPI_SUCCESS);
+  ASSERT_EQ(
+      MPI_Put(MPI_BOTTOM, 1, out.get(), target, 0, 1, at_target.get(), w.win()),
+      MPI_SUCCESS);
   MPI_Win_fence(0, w.win());
-  ASSERT_EQ(MPI_Get(MPI_BOTTOM, 1, in.get(), target, 0, 1, at_target.get(),
-                    w.win()),
-            MPI_SUCCESS);
+  ASSERT_EQ(
+      MPI_Get(MPI_BOTTOM, 1, in.get(), target, 0, 1, at_target.get(), w.win()),
+      MPI_SUCCESS);
   MPI_Win_fence(0, w.win());
   EXPECT_EQ(*i_in, 7 + me);
   EXPECT_EQ(*d_in, 0.5 + me);
@@ -369,8 +370,8 @@ TEST_P(CallShapesTest, ProcNullIsANoOpInEveryEpoch) {
   // A lock on MPI_PROC_NULL opens no epoch on a real target.
   if (n > 1) {
     int one = 1;
-    EXPECT_EQ(rmashim_test::ErrorClass(MPI_Put(&one, 1, MPI_INT, (me + 1) % n, 0, 1,
-                                   MPI_INT, win)),
+    EXPECT_EQ(rmashim_test::ErrorClass(
+                  MPI_Put(&one, 1, MPI_INT, (me + 1) % n, 0, 1, MPI_INT, win)),
               MPI_ERR_RMA_SYNC);
   }
   ASSERT_EQ(MPI_Win_unlock(P, win), MPI_SUCCESS);
@@ -419,9 +420,9 @@ TEST_P(CallShapesTest, ZeroCountsAndZeroSizeTypesAreNoOps) {
     EXPECT_EQ(MPI_Get(res, 1, zero.get(), t, 0, 1, zero.get(), win),
               MPI_SUCCESS);
     EXPECT_EQ(MPI_Get(res, 0, MPI_INT, t, 0, 0, MPI_INT, win), MPI_SUCCESS);
-    EXPECT_EQ(MPI_Accumulate(buf, 1, zero.get(), t, 0, 1, zero.get(), MPI_SUM,
-                             win),
-              MPI_SUCCESS);
+    EXPECT_EQ(
+        MPI_Accumulate(buf, 1, zero.get(), t, 0, 1, zero.get(), MPI_SUM, win),
+        MPI_SUCCESS);
     EXPECT_EQ(MPI_Accumulate(buf, 0, MPI_INT, t, 0, 0, MPI_INT, MPI_SUM, win),
               MPI_SUCCESS);
     EXPECT_EQ(MPI_Get_accumulate(buf, 1, zero.get(), res, 1, zero.get(), t, 0,
@@ -436,8 +437,8 @@ TEST_P(CallShapesTest, ZeroCountsAndZeroSizeTypesAreNoOps) {
     ASSERT_EQ(MPI_Rget(res, 0, MPI_INT, t, 0, 0, MPI_INT, win, &rq),
               MPI_SUCCESS);
     EXPECT_EQ(MPI_Wait(&rq, MPI_STATUS_IGNORE), MPI_SUCCESS);
-    ASSERT_EQ(MPI_Raccumulate(buf, 1, zero.get(), t, 0, 1, zero.get(),
-                              MPI_SUM, win, &rq),
+    ASSERT_EQ(MPI_Raccumulate(buf, 1, zero.get(), t, 0, 1, zero.get(), MPI_SUM,
+                              win, &rq),
               MPI_SUCCESS);
     EXPECT_EQ(MPI_Wait(&rq, MPI_STATUS_IGNORE), MPI_SUCCESS);
     EXPECT_EQ(MPI_Win_flush_all(win), MPI_SUCCESS);

@@ -33,10 +33,10 @@ TEST(CreateAccumulateTest, ConcurrentUpdatesLoseNothing) {
   const int me = Rank(), n = Size(), target = n - 1;
   std::vector<int64_t> memory(kBulkAt + kBulk, 0);
   MPI_Win win;
-  ASSERT_EQ(MPI_Win_create(memory.data(), memory.size() * sizeof(int64_t),
-                           sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD,
-                           &win),
-            MPI_SUCCESS);
+  ASSERT_EQ(
+      MPI_Win_create(memory.data(), memory.size() * sizeof(int64_t),
+                     sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &win),
+      MPI_SUCCESS);
   EXPECT_TRUE(IsManaged(win));
   const std::vector<int64_t> ones(kBulk, 1);
   std::vector<int64_t> fetched(kBulk);
@@ -44,9 +44,9 @@ TEST(CreateAccumulateTest, ConcurrentUpdatesLoseNothing) {
   for (int round = 0; round < kRounds; ++round) {
     const int64_t one = 1;
     int64_t old = 0;
-    ASSERT_EQ(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, target, kFop, MPI_SUM,
-                               win),
-              MPI_SUCCESS);
+    ASSERT_EQ(
+        MPI_Fetch_and_op(&one, &old, MPI_INT64_T, target, kFop, MPI_SUM, win),
+        MPI_SUCCESS);
     ASSERT_EQ(MPI_Get_accumulate(&one, 1, MPI_INT64_T, &old, 1, MPI_INT64_T,
                                  target, kGacc, 1, MPI_INT64_T, MPI_SUM, win),
               MPI_SUCCESS);
@@ -58,8 +58,8 @@ TEST(CreateAccumulateTest, ConcurrentUpdatesLoseNothing) {
                                    kBulkAt, kBulk, MPI_INT64_T, MPI_SUM, win),
                 MPI_SUCCESS);
     } else {
-      ASSERT_EQ(MPI_Accumulate(ones.data(), kBulk, MPI_INT64_T, target,
-                               kBulkAt, kBulk, MPI_INT64_T, MPI_SUM, win),
+      ASSERT_EQ(MPI_Accumulate(ones.data(), kBulk, MPI_INT64_T, target, kBulkAt,
+                               kBulk, MPI_INT64_T, MPI_SUM, win),
                 MPI_SUCCESS);
     }
     ASSERT_EQ(MPI_Win_flush(target, win), MPI_SUCCESS);

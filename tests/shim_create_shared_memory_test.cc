@@ -54,8 +54,8 @@ void ExpectMapped(MPI_Win win, bool expected, const char* what) {
 
 MPI_Win Create(void* base, size_t bytes) {
   MPI_Win win = MPI_WIN_NULL;
-  EXPECT_EQ(MPI_Win_create(base, static_cast<MPI_Aint>(bytes), 1,
-                           MPI_INFO_NULL, MPI_COMM_WORLD, &win),
+  EXPECT_EQ(MPI_Win_create(base, static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL,
+                           MPI_COMM_WORLD, &win),
             MPI_SUCCESS);
   EXPECT_MANAGED(win);
   return win;
@@ -67,7 +67,8 @@ MPI_Win Create(void* base, size_t bytes) {
 void PutEverywhereAndCheck(MPI_Win win, unsigned char* own, int salt,
                            size_t counter) {
   const int me = Rank(), n = Size();
-  std::vector<unsigned char> block(64, static_cast<unsigned char>(me + 1 + salt));
+  std::vector<unsigned char> block(64,
+                                   static_cast<unsigned char>(me + 1 + salt));
   MPI_Win_lock_all(0, win);
   for (int t = 0; t < n; ++t) {
     MPI_Put(block.data(), 64, MPI_BYTE, t, 64 * me, 64, MPI_BYTE, win);
@@ -193,15 +194,16 @@ TEST(CreateSharedMemoryTest, PartOfALiveWindowStaysOnCrossMemory) {
   MPI_Win a, b;
   ASSERT_EQ(MPI_Win_create(own, 3 * kPage, 1, MPI_INFO_NULL, node, &a),
             MPI_SUCCESS);  // pages 0-2
-  ASSERT_EQ(MPI_Win_create(own + 2 * kPage, 3 * kPage, 1, MPI_INFO_NULL, node,
-                           &b),
-            MPI_SUCCESS);  // pages 2-4: page 2 in both
+  ASSERT_EQ(
+      MPI_Win_create(own + 2 * kPage, 3 * kPage, 1, MPI_INFO_NULL, node, &b),
+      MPI_SUCCESS);  // pages 2-4: page 2 in both
   EXPECT_MANAGED(a);
   EXPECT_MANAGED(b);
   for (int r = 0; r < n; ++r) {
     if (r == me) continue;
     EXPECT_EQ(IsMapped(a, r), SharingOn()) << "first window, rank " << r;
-    EXPECT_FALSE(IsMapped(b, r)) << "window over part of a live one, rank " << r;
+    EXPECT_FALSE(IsMapped(b, r))
+        << "window over part of a live one, rank " << r;
   }
   const int right = (me + 1) % n;
   const int64_t value = 7000 + me;
@@ -240,7 +242,8 @@ TEST(CreateSharedMemoryTest, FreedAndAllocatedAgainIsNew) {
     MPI_Win_lock_all(0, win);
     MPI_Get(seen, 16, MPI_BYTE, right, bytes - 16, 16, MPI_BYTE, win);
     MPI_Win_unlock_all(win);
-    for (unsigned char c : seen) ASSERT_EQ(c, 0x40 + round) << "round " << round;
+    for (unsigned char c : seen)
+      ASSERT_EQ(c, 0x40 + round) << "round " << round;
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_free(&win);
     std::free(own);

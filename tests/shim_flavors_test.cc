@@ -88,8 +88,7 @@ TEST_P(SharedWindowTest, ManagedLocksAtomicsPutsAndSharedQuery) {
   for (int round = 0; round < kRounds; ++round) {
     const int64_t one = 1;
     int64_t old = -1;
-    EXPECT_EQ(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 0, kFop, MPI_SUM,
-                               win),
+    EXPECT_EQ(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 0, kFop, MPI_SUM, win),
               MPI_SUCCESS);
     MPI_Win_flush(0, win);
     tickets.push_back(old);
@@ -98,16 +97,16 @@ TEST_P(SharedWindowTest, ManagedLocksAtomicsPutsAndSharedQuery) {
     // Election: exactly one rank swaps 0 for its rank+1.
     const int64_t mine = me + 1, zero = 0;
     int64_t old = -1;
-    EXPECT_EQ(MPI_Compare_and_swap(&mine, &zero, &old, MPI_INT64_T, t, kCas,
-                                   win),
-              MPI_SUCCESS);
+    EXPECT_EQ(
+        MPI_Compare_and_swap(&mine, &zero, &old, MPI_INT64_T, t, kCas, win),
+        MPI_SUCCESS);
     const int64_t add = me + 1, stamp = 1000 * me + t;
     EXPECT_EQ(MPI_Accumulate(&add, 1, MPI_INT64_T, t, kSum, 1, MPI_INT64_T,
                              MPI_SUM, win),
               MPI_SUCCESS);
-    EXPECT_EQ(MPI_Put(&stamp, 1, MPI_INT64_T, t, kSlots + me, 1, MPI_INT64_T,
-                      win),
-              MPI_SUCCESS);
+    EXPECT_EQ(
+        MPI_Put(&stamp, 1, MPI_INT64_T, t, kSlots + me, 1, MPI_INT64_T, win),
+        MPI_SUCCESS);
   }
   ASSERT_EQ(MPI_Win_unlock_all(win), MPI_SUCCESS);
   MPI_Barrier(node.get());
@@ -210,7 +209,7 @@ TEST(CreateWindowTest, PutGetDerivedTypesAndAccumulatesEveryRankToEveryRank) {
             MPI_SUCCESS);
   EXPECT_MANAGED(win);  // adopted on windows spanning nodes too
   MPI_Datatype every_other, three_blocks;
-  MPI_Type_vector(4, 1, 2, MPI_INT, &every_other);  // cells 0,2,4,6
+  MPI_Type_vector(4, 1, 2, MPI_INT, &every_other);         // cells 0,2,4,6
   const int blocks[] = {2, 1, 3}, displs[] = {9, 12, 13};  // 9,10,12,13,14,15
   MPI_Type_indexed(3, blocks, displs, MPI_INT, &three_blocks);
   MPI_Type_commit(&every_other);
@@ -235,19 +234,19 @@ TEST(CreateWindowTest, PutGetDerivedTypesAndAccumulatesEveryRankToEveryRank) {
     const int t = (rank + k) % size;
     const int region = rank * kRegion;
     for (int i = 0; i < 4; ++i) four[t][i] = value(rank, t, 2 * i);
-    EXPECT_EQ(MPI_Put(four[t].data(), 4, MPI_INT, t, region, 1, every_other,
-                      win),
-              MPI_SUCCESS);
+    EXPECT_EQ(
+        MPI_Put(four[t].data(), 4, MPI_INT, t, region, 1, every_other, win),
+        MPI_SUCCESS);
     for (int i = 0; i < 6; ++i) six[t][i] = value(rank, t, picked[i]);
-    EXPECT_EQ(MPI_Put(six[t].data(), 6, MPI_INT, t, region, 1, three_blocks,
-                      win),
-              MPI_SUCCESS);
+    EXPECT_EQ(
+        MPI_Put(six[t].data(), 6, MPI_INT, t, region, 1, three_blocks, win),
+        MPI_SUCCESS);
     EXPECT_EQ(MPI_Accumulate(&one, 1, MPI_INT, t, cells - 2, 1, MPI_INT,
                              MPI_SUM, win),
               MPI_SUCCESS);
-    EXPECT_EQ(MPI_Fetch_and_op(&one, &old[t], MPI_INT, t, cells - 1, MPI_SUM,
-                               win),
-              MPI_SUCCESS);
+    EXPECT_EQ(
+        MPI_Fetch_and_op(&one, &old[t], MPI_INT, t, cells - 1, MPI_SUM, win),
+        MPI_SUCCESS);
   }
   ASSERT_EQ(MPI_Win_unlock_all(win), MPI_SUCCESS);
   // Fetched values are a permutation of partial sums: each is below the total.
@@ -283,9 +282,9 @@ TEST(CreateWindowTest, PutGetDerivedTypesAndAccumulatesEveryRankToEveryRank) {
                         three_blocks, win),
                 MPI_SUCCESS);
       int four[4] = {-7, -7, -7, -7};
-      EXPECT_EQ(MPI_Get(four, 4, MPI_INT, t, rank * kRegion, 1, every_other,
-                        win),
-                MPI_SUCCESS);
+      EXPECT_EQ(
+          MPI_Get(four, 4, MPI_INT, t, rank * kRegion, 1, every_other, win),
+          MPI_SUCCESS);
       if (pass == 1) MPI_Win_unlock(t, win);
       if (pass == 0) MPI_Win_fence(0, win);
       for (int c : picked) {
@@ -365,14 +364,13 @@ TEST(DynamicWindowTest, PassesThroughAndAttachDetachWork) {
     // A fresh heap region per attach: one slot per origin and a counter.
     std::vector<int64_t> region(size + 1, -1);
     region[size] = 0;
-    ASSERT_EQ(MPI_Win_attach(win, region.data(),
-                             region.size() * sizeof(int64_t)),
-              MPI_SUCCESS);
+    ASSERT_EQ(
+        MPI_Win_attach(win, region.data(), region.size() * sizeof(int64_t)),
+        MPI_SUCCESS);
     MPI_Aint mine;
     MPI_Get_address(region.data(), &mine);
     std::vector<MPI_Aint> addr(size);
-    MPI_Allgather(&mine, 1, MPI_AINT, addr.data(), 1, MPI_AINT,
-                  MPI_COMM_WORLD);
+    MPI_Allgather(&mine, 1, MPI_AINT, addr.data(), 1, MPI_AINT, MPI_COMM_WORLD);
     ASSERT_EQ(MPI_Win_lock_all(0, win), MPI_SUCCESS);
     for (int t = 0; t < size; ++t) {
       const int64_t v = attach * 1000 + rank * 10 + t, one = 1;

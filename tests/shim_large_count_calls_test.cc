@@ -48,15 +48,16 @@ class LargeCountCalls : public testing::Test {
     const MPI_Count four = 4, one = 1;
     MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     if (requests) {
-      ASSERT_EQ(MPI_SUCCESS, MPI_Rput_c(mine_, four, MPI_INT64_T, right, 0,
-                                        four, MPI_INT64_T, window_.win(), &r[0]));
+      ASSERT_EQ(MPI_SUCCESS,
+                MPI_Rput_c(mine_, four, MPI_INT64_T, right, 0, four,
+                           MPI_INT64_T, window_.win(), &r[0]));
       ASSERT_EQ(MPI_SUCCESS,
                 MPI_Raccumulate_c(&one_, one, MPI_INT64_T, 0, 4, one,
                                   MPI_INT64_T, MPI_SUM, window_.win(), &r[1]));
       ASSERT_EQ(MPI_SUCCESS, MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
     } else {
-      ASSERT_EQ(MPI_SUCCESS, MPI_Put_c(mine_, four, MPI_INT64_T, right, 0,
-                                       four, MPI_INT64_T, window_.win()));
+      ASSERT_EQ(MPI_SUCCESS, MPI_Put_c(mine_, four, MPI_INT64_T, right, 0, four,
+                                       MPI_INT64_T, window_.win()));
       ASSERT_EQ(MPI_SUCCESS,
                 MPI_Accumulate_c(&one_, one, MPI_INT64_T, 0, 4, one,
                                  MPI_INT64_T, MPI_SUM, window_.win()));
@@ -87,10 +88,10 @@ class LargeCountCalls : public testing::Test {
     EXPECT_EQ(counter, fetched);
     int64_t again = -1;
     MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, window_.win());
-    ASSERT_EQ(MPI_SUCCESS,
-              MPI_Get_accumulate_c(nullptr, 0, MPI_INT64_T, &again, one,
-                                   MPI_INT64_T, 0, 4, one, MPI_INT64_T,
-                                   MPI_NO_OP, window_.win()));
+    ASSERT_EQ(
+        MPI_SUCCESS,
+        MPI_Get_accumulate_c(nullptr, 0, MPI_INT64_T, &again, one, MPI_INT64_T,
+                             0, 4, one, MPI_INT64_T, MPI_NO_OP, window_.win()));
     MPI_Win_unlock(0, window_.win());
     EXPECT_EQ(counter, again);
     MPI_Barrier(MPI_COMM_WORLD);

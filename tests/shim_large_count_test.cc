@@ -33,7 +33,9 @@ MPI_Aint Blocks() {
   return mib * (MPI_Aint{1} << 20) / (kBlock * 8);
 }
 
-uint64_t Value(MPI_Aint i) { return static_cast<uint64_t>(i) * 0x9e3779b97f4a7c15ull + 1; }
+uint64_t Value(MPI_Aint i) {
+  return static_cast<uint64_t>(i) * 0x9e3779b97f4a7c15ull + 1;
+}
 
 // The strided layout: one vector of every block (a single element of more
 // than 2 GiB).
@@ -109,9 +111,9 @@ void PutAndGetBack(MPI_Win win, uint64_t* target_mem, bool target_strided) {
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Win_lock_all(0, win);
   if (rank == 0) {
-    EXPECT_EQ(MPI_Put(origin.get(), o_count, o_type, 1, 0, t_count, t_type,
-                      win),
-              MPI_SUCCESS);
+    EXPECT_EQ(
+        MPI_Put(origin.get(), o_count, o_type, 1, 0, t_count, t_type, win),
+        MPI_SUCCESS);
   }
   MPI_Win_unlock_all(win);
   MPI_Barrier(MPI_COMM_WORLD);
@@ -126,9 +128,9 @@ void PutAndGetBack(MPI_Win win, uint64_t* target_mem, bool target_strided) {
   if (rank == 0) {
     Clear(origin.get(), origin_strided);
     MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
-    EXPECT_EQ(MPI_Get(origin.get(), o_count, o_type, 1, 0, t_count, t_type,
-                      win),
-              MPI_SUCCESS);
+    EXPECT_EQ(
+        MPI_Get(origin.get(), o_count, o_type, 1, 0, t_count, t_type, win),
+        MPI_SUCCESS);
     MPI_Win_unlock(1, win);
     EXPECT_EQ(CountWrong(origin.get(), origin_strided, &first), 0)
         << "elements read back wrong, first at " << first;

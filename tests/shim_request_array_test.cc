@@ -40,8 +40,7 @@ TEST(RequestArrayTest, RmaOnlyArraysUnderExclusiveLock) {
   std::iota(values.begin(), values.end(), rank * 100);
   const Completion kinds[] = {Completion::kWaitany, Completion::kWaitsome,
                               Completion::kTestsome, Completion::kTestany};
-  ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, w.win()),
-            MPI_SUCCESS);
+  ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, w.win()), MPI_SUCCESS);
   for (Completion how : kinds) {
     std::vector<MPI_Request> requests(3, MPI_REQUEST_NULL);
     EXPECT_EQ(MPI_Rput(values.data(), kN, MPI_INT, target, 0, 1, every_other,
@@ -54,8 +53,8 @@ TEST(RequestArrayTest, RmaOnlyArraysUnderExclusiveLock) {
                        w.win(), &requests[1]),
               MPI_SUCCESS);
     const int one = 1;
-    EXPECT_EQ(MPI_Raccumulate(&one, 1, MPI_INT, target, 1, 1, MPI_INT,
-                              MPI_SUM, w.win(), &requests[2]),
+    EXPECT_EQ(MPI_Raccumulate(&one, 1, MPI_INT, target, 1, 1, MPI_INT, MPI_SUM,
+                              w.win(), &requests[2]),
               MPI_SUCCESS);
     std::vector<MPI_Status> statuses;
     ASSERT_TRUE(Complete(how, requests, statuses)) << Name(how);
@@ -90,15 +89,14 @@ TEST(RequestArrayTest, TestallLeavesRequestsAloneUntilAllComplete) {
   const int64_t stamp = 500 + rank;
   int in = -1;
   MPI_Request requests[2];
-  EXPECT_EQ(MPI_Rput(&stamp, 1, MPI_INT64_T, rank, 0, 1, MPI_INT64_T,
-                     w.win(), &requests[0]),
+  EXPECT_EQ(MPI_Rput(&stamp, 1, MPI_INT64_T, rank, 0, 1, MPI_INT64_T, w.win(),
+                     &requests[0]),
             MPI_SUCCESS);
   // Nobody sends before the barrier below, so this cannot complete yet.
   MPI_Irecv(&in, 1, MPI_INT, left, kTag, MPI_COMM_WORLD, &requests[1]);
   const MPI_Request before[2] = {requests[0], requests[1]};
   int flag = -1;
-  EXPECT_EQ(MPI_Testall(2, requests, &flag, MPI_STATUSES_IGNORE),
-            MPI_SUCCESS);
+  EXPECT_EQ(MPI_Testall(2, requests, &flag, MPI_STATUSES_IGNORE), MPI_SUCCESS);
   EXPECT_EQ(flag, 0);
   EXPECT_EQ(requests[0], before[0]) << "the completed Rput was modified";
   EXPECT_EQ(requests[1], before[1]);
@@ -132,10 +130,10 @@ TEST(RequestArrayTest, ProcNullTargetCompletes) {
   EXPECT_EQ(MPI_Raccumulate(&v, 1, MPI_INT64_T, MPI_PROC_NULL, 0, 1,
                             MPI_INT64_T, MPI_SUM, w.win(), &q[2]),
             MPI_SUCCESS);
-  EXPECT_EQ(MPI_Rget_accumulate(&v, 1, MPI_INT64_T, &r, 1, MPI_INT64_T,
-                                MPI_PROC_NULL, 0, 1, MPI_INT64_T, MPI_SUM,
-                                w.win(), &q[3]),
-            MPI_SUCCESS);
+  EXPECT_EQ(
+      MPI_Rget_accumulate(&v, 1, MPI_INT64_T, &r, 1, MPI_INT64_T, MPI_PROC_NULL,
+                          0, 1, MPI_INT64_T, MPI_SUM, w.win(), &q[3]),
+      MPI_SUCCESS);
   const char* names[] = {"MPI_Rput", "MPI_Rget", "MPI_Raccumulate",
                          "MPI_Rget_accumulate"};
   for (int i = 0; i < 4; ++i) {
@@ -196,8 +194,8 @@ TEST(RequestErrorsTest, OutsidePassiveEpochIsRmaSync) {
              }},
             {"MPI_Raccumulate",
              [&](MPI_Request* q) {
-               return MPI_Raccumulate(&v, 1, MPI_INT64_T, t, 2, 1,
-                                      MPI_INT64_T, MPI_SUM, w.win(), q);
+               return MPI_Raccumulate(&v, 1, MPI_INT64_T, t, 2, 1, MPI_INT64_T,
+                                      MPI_SUM, w.win(), q);
              }},
             {"MPI_Rget_accumulate",
              [&](MPI_Request* q) {

@@ -90,8 +90,7 @@ TEST_P(RequestTest, RmaAndPointToPointRequestsComplete) {
     std::iota(out.begin(), out.end(), rank * 1000 + batch * 10);
     MPI_Request r;
     // Point-to-point first, so their completion is mixed in between.
-    MPI_Irecv(in.data(), kMsg, MPI_INT, left, kTag + batch, MPI_COMM_WORLD,
-              &r);
+    MPI_Irecv(in.data(), kMsg, MPI_INT, left, kTag + batch, MPI_COMM_WORLD, &r);
     requests.push_back(r);
     what.push_back("irecv");
     target_of.push_back(left);
@@ -100,8 +99,8 @@ TEST_P(RequestTest, RmaAndPointToPointRequestsComplete) {
       const int t = (rank + k) % size;
       const int slot = batch * size + t;
       stamps[slot] = Stamp(rank, t, batch);
-      EXPECT_EQ(MPI_Rput(&stamps[slot], 1, MPI_INT64_T, t, lay.PutSlot(rank),
-                         1, MPI_INT64_T, w.win(), &r),
+      EXPECT_EQ(MPI_Rput(&stamps[slot], 1, MPI_INT64_T, t, lay.PutSlot(rank), 1,
+                         MPI_INT64_T, w.win(), &r),
                 MPI_SUCCESS);
       requests.push_back(r);
       what.push_back("rput");
@@ -141,8 +140,8 @@ TEST_P(RequestTest, RmaAndPointToPointRequestsComplete) {
       // waited for. The epoch's flush completes the freed operations.
       std::vector<MPI_Request> freed, waited;
       for (size_t i = 0; i < requests.size(); ++i) {
-        const bool rma = what[i] != "irecv" && what[i] != "isend" &&
-                         what[i] != "null";
+        const bool rma =
+            what[i] != "irecv" && what[i] != "isend" && what[i] != "null";
         (rma && freeable(what[i], target_of[i]) ? freed : waited)
             .push_back(requests[i]);
       }

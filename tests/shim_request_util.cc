@@ -9,16 +9,26 @@ namespace rmashim_test::request {
 
 const char* Name(Completion c) {
   switch (c) {
-    case Completion::kWait: return "Wait";
-    case Completion::kTest: return "Test";
-    case Completion::kWaitall: return "Waitall";
-    case Completion::kTestall: return "Testall";
-    case Completion::kWaitany: return "Waitany";
-    case Completion::kTestany: return "Testany";
-    case Completion::kWaitsome: return "Waitsome";
-    case Completion::kTestsome: return "Testsome";
-    case Completion::kGetStatusThenWait: return "GetStatusThenWait";
-    case Completion::kFree: return "Free";
+    case Completion::kWait:
+      return "Wait";
+    case Completion::kTest:
+      return "Test";
+    case Completion::kWaitall:
+      return "Waitall";
+    case Completion::kTestall:
+      return "Testall";
+    case Completion::kWaitany:
+      return "Waitany";
+    case Completion::kTestany:
+      return "Testany";
+    case Completion::kWaitsome:
+      return "Waitsome";
+    case Completion::kTestsome:
+      return "Testsome";
+    case Completion::kGetStatusThenWait:
+      return "GetStatusThenWait";
+    case Completion::kFree:
+      return "Free";
   }
   return "Unknown";
 }
@@ -56,8 +66,7 @@ bool Complete(Completion how, std::vector<MPI_Request>& requests,
       }
       break;
     case Completion::kWaitall:
-      EXPECT_EQ(MPI_Waitall(n, requests.data(), statuses.data()),
-                MPI_SUCCESS);
+      EXPECT_EQ(MPI_Waitall(n, requests.data(), statuses.data()), MPI_SUCCESS);
       for (int& s : seen) ++s;
       break;
     case Completion::kTestall:
@@ -83,9 +92,9 @@ bool Complete(Completion how, std::vector<MPI_Request>& requests,
           ok = PollUntil(
               [&] {
                 int flag = 0;
-                EXPECT_EQ(MPI_Testany(n, requests.data(), &index, &flag,
-                                      &status),
-                          MPI_SUCCESS);
+                EXPECT_EQ(
+                    MPI_Testany(n, requests.data(), &index, &flag, &status),
+                    MPI_SUCCESS);
                 return flag != 0;
               },
               kTimeoutSeconds);
@@ -106,8 +115,8 @@ bool Complete(Completion how, std::vector<MPI_Request>& requests,
         std::vector<int> indices(n, -1);
         std::vector<MPI_Status> some(n);
         if (how == Completion::kWaitsome) {
-          EXPECT_EQ(MPI_Waitsome(n, requests.data(), &outcount,
-                                 indices.data(), some.data()),
+          EXPECT_EQ(MPI_Waitsome(n, requests.data(), &outcount, indices.data(),
+                                 some.data()),
                     MPI_SUCCESS);
         } else {
           ok = PollUntil(
@@ -136,9 +145,9 @@ bool Complete(Completion how, std::vector<MPI_Request>& requests,
         ok &= PollUntil(
             [&] {
               int flag = 0;
-              EXPECT_EQ(MPI_Request_get_status(requests[i], &flag,
-                                               &statuses[i]),
-                        MPI_SUCCESS);
+              EXPECT_EQ(
+                  MPI_Request_get_status(requests[i], &flag, &statuses[i]),
+                  MPI_SUCCESS);
               return flag != 0;
             },
             kTimeoutSeconds);
@@ -158,8 +167,8 @@ bool Complete(Completion how, std::vector<MPI_Request>& requests,
   for (int i = 0; i < n; ++i) {
     EXPECT_EQ(requests[i], MPI_REQUEST_NULL) << Name(how) << " request " << i;
     const int want = reports_active_only && !active[i] ? 0 : 1;
-    EXPECT_EQ(seen[i], want) << Name(how) << " reported request " << i << " "
-                             << seen[i] << " times";
+    EXPECT_EQ(seen[i], want)
+        << Name(how) << " reported request " << i << " " << seen[i] << " times";
   }
   return ok;
 }

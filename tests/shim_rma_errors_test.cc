@@ -31,10 +31,10 @@ constexpr MPI_Aint kWindowBytes = 64;
 
 // The epoch a case's call is made in.
 enum class Epoch {
-  kLockAll,  // lock_all ... unlock_all
-  kNone,     // no epoch at all
-  kPscwSelf, // post/start on {self}; the call may name other ranks
-  kCustom,   // the call synchronizes itself
+  kLockAll,   // lock_all ... unlock_all
+  kNone,      // no epoch at all
+  kPscwSelf,  // post/start on {self}; the call may name other ranks
+  kCustom,    // the call synchronizes itself
 };
 
 // Buffers a call may read or write, patterned so any write shows.
@@ -154,7 +154,8 @@ void RmaErrorsTest::Check(const std::vector<Case>& cases) {
   Buffers pristine;
   Fill(pristine, rank);
   std::vector<std::byte> untouched(kWindowBytes);
-  for (MPI_Aint i = 0; i < kWindowBytes; ++i) untouched[i] = PatternByte(rank, i);
+  for (MPI_Aint i = 0; i < kWindowBytes; ++i)
+    untouched[i] = PatternByte(rank, i);
   for (const Case& c : cases) {
     const Outcome shim = RunCase(c, managed.win(), managed.base());
     int want = c.standard_class;
@@ -225,16 +226,16 @@ TEST_F(RmaErrorsTest, OpsTypesAndArguments) {
       {"MPI_NO_OP in MPI_Raccumulate", MPI_ERR_OP, true, Epoch::kLockAll,
        [](MPI_Win w, int t, Buffers& b) {
          MPI_Request req = MPI_REQUEST_NULL;
-         const int rc = MPI_Raccumulate(b.origin, 1, MPI_INT, t, 0, 1,
-                                        MPI_INT, MPI_NO_OP, w, &req);
+         const int rc = MPI_Raccumulate(b.origin, 1, MPI_INT, t, 0, 1, MPI_INT,
+                                        MPI_NO_OP, w, &req);
          if (req != MPI_REQUEST_NULL) MPI_Wait(&req, MPI_STATUS_IGNORE);
          return rc;
        }},
       {"MPI_Compare_and_swap on MPI_DOUBLE", MPI_ERR_TYPE, true,
        Epoch::kLockAll,
        [](MPI_Win w, int t, Buffers& b) {
-         return MPI_Compare_and_swap(b.origin, b.compare, b.result,
-                                     MPI_DOUBLE, t, 0, w);
+         return MPI_Compare_and_swap(b.origin, b.compare, b.result, MPI_DOUBLE,
+                                     t, 0, w);
        }},
       {"MPI_Compare_and_swap on MPI_FLOAT_INT", MPI_ERR_TYPE, true,
        Epoch::kLockAll,
@@ -284,8 +285,7 @@ TEST_F(RmaErrorsTest, ErroneousCallsNativeMpichAccepts) {
        [](MPI_Win w, int t, Buffers& b) {
          return Acc(w, t, b, MPI_BYTE, MPI_SUM);
        }},
-      {"origin MPI_INT, target MPI_FLOAT", MPI_ERR_TYPE, false,
-       Epoch::kLockAll,
+      {"origin MPI_INT, target MPI_FLOAT", MPI_ERR_TYPE, false, Epoch::kLockAll,
        [](MPI_Win w, int t, Buffers& b) {
          return MPI_Accumulate(b.origin, 1, MPI_INT, t, 0, 1, MPI_FLOAT,
                                MPI_SUM, w);
@@ -299,8 +299,8 @@ TEST_F(RmaErrorsTest, ErroneousCallsNativeMpichAccepts) {
       {"get_accumulate result MPI_FLOAT, target MPI_INT", MPI_ERR_TYPE, false,
        Epoch::kLockAll,
        [](MPI_Win w, int t, Buffers& b) {
-         return MPI_Get_accumulate(b.origin, 1, MPI_INT, b.result, 1,
-                                   MPI_FLOAT, t, 0, 1, MPI_INT, MPI_SUM, w);
+         return MPI_Get_accumulate(b.origin, 1, MPI_INT, b.result, 1, MPI_FLOAT,
+                                   t, 0, 1, MPI_INT, MPI_SUM, w);
        }},
   });
 }
@@ -321,8 +321,7 @@ TEST_F(RmaErrorsTest, Synchronization) {
       {"MPI_Fetch_and_op outside an epoch", MPI_ERR_RMA_SYNC, true,
        Epoch::kNone,
        [](MPI_Win w, int t, Buffers& b) {
-         return MPI_Fetch_and_op(b.origin, b.result, MPI_INT, t, 0, MPI_SUM,
-                                 w);
+         return MPI_Fetch_and_op(b.origin, b.result, MPI_INT, t, 0, MPI_SUM, w);
        }},
       {"MPI_Compare_and_swap outside an epoch", MPI_ERR_RMA_SYNC, true,
        Epoch::kNone,
@@ -330,12 +329,11 @@ TEST_F(RmaErrorsTest, Synchronization) {
          return MPI_Compare_and_swap(b.origin, b.compare, b.result, MPI_INT, t,
                                      0, w);
        }},
-      {"MPI_Raccumulate outside an epoch", MPI_ERR_RMA_SYNC, true,
-       Epoch::kNone,
+      {"MPI_Raccumulate outside an epoch", MPI_ERR_RMA_SYNC, true, Epoch::kNone,
        [](MPI_Win w, int t, Buffers& b) {
          MPI_Request req = MPI_REQUEST_NULL;
-         return MPI_Raccumulate(b.origin, 1, MPI_INT, t, 0, 1, MPI_INT,
-                                MPI_SUM, w, &req);
+         return MPI_Raccumulate(b.origin, 1, MPI_INT, t, 0, 1, MPI_INT, MPI_SUM,
+                                w, &req);
        }},
       {"MPI_Accumulate after unlock", MPI_ERR_RMA_SYNC, true, Epoch::kCustom,
        [](MPI_Win w, int t, Buffers& b) {
@@ -356,8 +354,7 @@ TEST_F(RmaErrorsTest, Synchronization) {
       {"PSCW fetch_and_op to a rank outside the start group", MPI_ERR_RMA_SYNC,
        true, Epoch::kPscwSelf,
        [](MPI_Win w, int t, Buffers& b) {
-         return MPI_Fetch_and_op(b.origin, b.result, MPI_INT, t, 0, MPI_SUM,
-                                 w);
+         return MPI_Fetch_and_op(b.origin, b.result, MPI_INT, t, 0, MPI_SUM, w);
        }},
       {"MPI_Win_wait without post", MPI_ERR_RMA_SYNC, true, Epoch::kCustom,
        [](MPI_Win w, int, Buffers&) { return MPI_Win_wait(w); }},
@@ -366,8 +363,7 @@ TEST_F(RmaErrorsTest, Synchronization) {
          int flag = -1;
          return MPI_Win_test(w, &flag);
        }},
-      {"MPI_Win_complete without start", MPI_ERR_RMA_SYNC, true,
-       Epoch::kCustom,
+      {"MPI_Win_complete without start", MPI_ERR_RMA_SYNC, true, Epoch::kCustom,
        [](MPI_Win w, int, Buffers&) { return MPI_Win_complete(w); }},
       {"MPI_Win_post twice", MPI_ERR_RMA_SYNC, true, Epoch::kCustom,
        [](MPI_Win w, int, Buffers&) {
@@ -386,8 +382,7 @@ TEST_F(RmaErrorsTest, Synchronization) {
        }},
       {"MPI_Win_unlock without lock", MPI_ERR_RMA_SYNC, true, Epoch::kCustom,
        [](MPI_Win w, int t, Buffers&) { return MPI_Win_unlock(t, w); }},
-      {"MPI_Win_flush outside an epoch", MPI_ERR_RMA_SYNC, true,
-       Epoch::kCustom,
+      {"MPI_Win_flush outside an epoch", MPI_ERR_RMA_SYNC, true, Epoch::kCustom,
        [](MPI_Win w, int t, Buffers&) { return MPI_Win_flush(t, w); }},
       {"MPI_Win_unlock_all without lock_all", MPI_ERR_RMA_SYNC, true,
        Epoch::kCustom,
@@ -399,8 +394,7 @@ TEST_F(RmaErrorsTest, Synchronization) {
 // the target's window or crashes, so only the shim runs them.
 TEST_F(RmaErrorsTest, OutOfRange) {
   Check({
-      {"MPI_Accumulate past the end", MPI_ERR_RMA_RANGE, false,
-       Epoch::kLockAll,
+      {"MPI_Accumulate past the end", MPI_ERR_RMA_RANGE, false, Epoch::kLockAll,
        [](MPI_Win w, int t, Buffers& b) {
          return Acc(w, t, b, MPI_INT, MPI_SUM, kWindowBytes - 4, 2);
        }},
@@ -413,8 +407,7 @@ TEST_F(RmaErrorsTest, OutOfRange) {
        Epoch::kLockAll,
        [](MPI_Win w, int t, Buffers& b) {
          return MPI_Get_accumulate(b.origin, 4, MPI_INT, b.result, 4, MPI_INT,
-                                   t, kWindowBytes - 8, 4, MPI_INT, MPI_SUM,
-                                   w);
+                                   t, kWindowBytes - 8, 4, MPI_INT, MPI_SUM, w);
        }},
       {"MPI_Fetch_and_op past the end", MPI_ERR_RMA_RANGE, false,
        Epoch::kLockAll,
@@ -425,8 +418,8 @@ TEST_F(RmaErrorsTest, OutOfRange) {
       {"MPI_Compare_and_swap at the end", MPI_ERR_RMA_RANGE, false,
        Epoch::kLockAll,
        [](MPI_Win w, int t, Buffers& b) {
-         return MPI_Compare_and_swap(b.origin, b.compare, b.result,
-                                     MPI_INT64_T, t, kWindowBytes, w);
+         return MPI_Compare_and_swap(b.origin, b.compare, b.result, MPI_INT64_T,
+                                     t, kWindowBytes, w);
        }},
   });
 }
@@ -473,15 +466,14 @@ TEST_F(RmaErrorsTest, InvalidOpForTypeNativeMpichCannotSurvive) {
       {"MPI_Fetch_and_op MPI_BAND on MPI_DOUBLE", MPI_ERR_OP, false,
        Epoch::kLockAll,
        [](MPI_Win w, int t, Buffers& b) {
-         return MPI_Fetch_and_op(b.origin, b.result, MPI_DOUBLE, t, 0,
-                                 MPI_BAND, w);
+         return MPI_Fetch_and_op(b.origin, b.result, MPI_DOUBLE, t, 0, MPI_BAND,
+                                 w);
        }},
       {"MPI_Get_accumulate MPI_LOR on MPI_DOUBLE", MPI_ERR_OP, false,
        Epoch::kLockAll,
        [](MPI_Win w, int t, Buffers& b) {
          return MPI_Get_accumulate(b.origin, 1, MPI_DOUBLE, b.result, 1,
-                                   MPI_DOUBLE, t, 0, 1, MPI_DOUBLE, MPI_LOR,
-                                   w);
+                                   MPI_DOUBLE, t, 0, 1, MPI_DOUBLE, MPI_LOR, w);
        }},
   });
 }

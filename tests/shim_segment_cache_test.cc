@@ -20,8 +20,8 @@
 
 namespace {
 
-using rmashim_test::AllOnOneNode;
 using rmashim_test::AllocWindow;
+using rmashim_test::AllOnOneNode;
 using rmashim_test::HangWatchdog;
 using rmashim_test::NodeLocalRanks;
 using rmashim_test::Rank;
@@ -60,7 +60,8 @@ void Trample(rmashim::SegmentHeader* h) {
   for (auto& stripe : h->stripes) stripe.store(taken);
   h->completes.store(12345);
   for (auto& arrivals : h->barrier_arrivals) arrivals.store(99);
-  h->word_mode.store(rmashim::kWordModeDraining + 3 * rmashim::kWordModeBulkUnit);
+  h->word_mode.store(rmashim::kWordModeDraining +
+                     3 * rmashim::kWordModeBulkUnit);
   for (uint32_t r = 0; r < h->unstriped_slot_count; ++r) {
     h->unstriped_slots()[r].seq.store(1);
   }
@@ -197,8 +198,8 @@ TEST(SegmentCacheTest, ReusedAcrossCommunicators) {
   MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &reversed);
   MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &halves);
   ScopedComm reversed_owner(reversed), halves_owner(halves);
-  for (MPI_Comm comm : {MPI_COMM_WORLD, reversed, halves, MPI_COMM_WORLD,
-                        halves, reversed}) {
+  for (MPI_Comm comm :
+       {MPI_COMM_WORLD, reversed, halves, MPI_COMM_WORLD, halves, reversed}) {
     AllocWindow w(kBytes, sizeof(long), MPI_INFO_NULL, comm);
     ASSERT_MANAGED(w.win());
     ExpectAllZero(w.win(), comm);

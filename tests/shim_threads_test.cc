@@ -139,8 +139,7 @@ TEST(ThreadsTest, ThreadsLockAndUnlockDifferentTargets) {
   for (int t = 0; t < lockers; ++t) {
     threads.emplace_back([&, t] {
       for (int k = 0; k < rounds; ++k) {
-        ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, w.win()),
-                  MPI_SUCCESS);
+        ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, w.win()), MPI_SUCCESS);
         int64_t v = -1;
         EXPECT_EQ(MPI_Get(&v, 1, MPI_INT64_T, t, 0, 1, MPI_INT64_T, w.win()),
                   MPI_SUCCESS);
@@ -161,9 +160,9 @@ TEST(ThreadsTest, ThreadsLockAndUnlockDifferentTargets) {
         ASSERT_EQ(MPI_Win_lock(MPI_LOCK_SHARED, target, 0, w.win()),
                   MPI_SUCCESS);
         int64_t v = -1;
-        EXPECT_EQ(MPI_Get(&v, 1, MPI_INT64_T, target, 1, 1, MPI_INT64_T,
-                          w.win()),
-                  MPI_SUCCESS);
+        EXPECT_EQ(
+            MPI_Get(&v, 1, MPI_INT64_T, target, 1, 1, MPI_INT64_T, w.win()),
+            MPI_SUCCESS);
         ASSERT_EQ(MPI_Win_unlock(target, w.win()), MPI_SUCCESS);
         bad_reads += v != 1234 + target;
       }
@@ -209,7 +208,8 @@ TEST(ThreadsTest, LockChecksRaceUnlocksOfOtherTargets) {
   for (int t = 0; t < 2; ++t) {
     threads.emplace_back([&, t] {
       for (int k = 0; k < iterations; ++k) {
-        failures[t] += MPI_Win_lock(MPI_LOCK_SHARED, t, 0, w.win()) != MPI_SUCCESS;
+        failures[t] +=
+            MPI_Win_lock(MPI_LOCK_SHARED, t, 0, w.win()) != MPI_SUCCESS;
         failures[t] += MPI_Win_unlock(t, w.win()) != MPI_SUCCESS;
       }
     });

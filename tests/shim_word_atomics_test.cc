@@ -29,7 +29,9 @@ constexpr int kCounters = 2048;  // one 16 KiB accumulate stripe of int64
 // fetch_and_op only once per scheduler time slice, 2-12 ms: 10000 of them
 // took 0.1 s in some runs and 20-78 s in others (a plain C program, same
 // pattern, nothing preloaded).
-int AtomicOps() { return rmashim_test::AllOnOneNode(MPI_COMM_WORLD) ? 100000 : 200; }
+int AtomicOps() {
+  return rmashim_test::AllOnOneNode(MPI_COMM_WORLD) ? 100000 : 200;
+}
 int BulkOps() { return rmashim_test::AllOnOneNode(MPI_COMM_WORLD) ? 400 : 8; }
 
 // kCounters zeroed int64 counters per rank in a managed window, every
@@ -97,9 +99,9 @@ void RunMixed(Single single) {
     const int atomic_ranks = (size + 1) / 2, bulk_ranks = size / 2;
     int64_t lost = 0;
     for (int i = 0; i < kCounters; ++i) {
-      const int64_t expected =
-          atomic_ranks * (kAtomicOps / kCounters + (i < kAtomicOps % kCounters)) +
-          bulk_ranks * kBulkOps;
+      const int64_t expected = atomic_ranks * (kAtomicOps / kCounters +
+                                               (i < kAtomicOps % kCounters)) +
+                               bulk_ranks * kBulkOps;
       lost += expected - base[i];
     }
     EXPECT_EQ(lost, 0) << "updates lost over " << kCounters << " counters";
@@ -143,8 +145,8 @@ TEST(WordAtomics, LaneOpsRightAfterABulkAccumulate) {
                    MPI_INT64_T, MPI_SUM, win);
     MPI_Win_flush(target, win);
     const MPI_Datatype type = round % 2 ? MPI_UINT64_T : MPI_LONG;
-    const int64_t start = round * 1000, replaced = start + 100 + rank,
-                  five = 5, swapped = start + 7;
+    const int64_t start = round * 1000, replaced = start + 100 + rank, five = 5,
+                  swapped = start + 7;
     int64_t old = -1, seen = -1;
     MPI_Fetch_and_op(&replaced, &old, type, target, rank, MPI_REPLACE, win);
     MPI_Win_flush(target, win);
@@ -188,7 +190,8 @@ TEST(DeferredAccumulates, KeepProgramOrderWithFetchingCalls) {
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Win_lock_all(0, win);
   const int64_t five = 5, two = 2, one = 1, mask = 0xff, seven = 7;
-  MPI_Accumulate(&five, 1, MPI_INT64_T, 0, rank, 1, MPI_INT64_T, MPI_REPLACE, win);
+  MPI_Accumulate(&five, 1, MPI_INT64_T, 0, rank, 1, MPI_INT64_T, MPI_REPLACE,
+                 win);
   for (int i = 0; i < 3; ++i) {
     MPI_Accumulate(&two, 1, MPI_INT64_T, 0, rank, 1, MPI_INT64_T, MPI_SUM, win);
   }
@@ -197,8 +200,8 @@ TEST(DeferredAccumulates, KeepProgramOrderWithFetchingCalls) {
   MPI_Win_flush(0, win);
   EXPECT_EQ(seen, 11);
   MPI_Accumulate(&one, 1, MPI_INT64_T, 0, rank, 1, MPI_INT64_T, MPI_SUM, win);
-  MPI_Get_accumulate(nullptr, 0, MPI_INT64_T, &seen, 1, MPI_INT64_T, 0, rank,
-                     1, MPI_INT64_T, MPI_NO_OP, win);
+  MPI_Get_accumulate(nullptr, 0, MPI_INT64_T, &seen, 1, MPI_INT64_T, 0, rank, 1,
+                     MPI_INT64_T, MPI_NO_OP, win);
   MPI_Win_flush(0, win);
   EXPECT_EQ(seen, 12);
   MPI_Accumulate(&mask, 1, MPI_INT64_T, 0, rank, 1, MPI_INT64_T, MPI_BXOR, win);
@@ -240,7 +243,8 @@ TEST(DeferredAccumulates, EverySynchronizationMakesThemVisible) {
     } else {
       MPI_Win_lock_all(0, win);
     }
-    MPI_Accumulate(&one, 1, MPI_INT64_T, target, 0, 1, MPI_INT64_T, MPI_SUM, win);
+    MPI_Accumulate(&one, 1, MPI_INT64_T, target, 0, 1, MPI_INT64_T, MPI_SUM,
+                   win);
     ++expected;
     if (sync == kFlush) MPI_Win_flush(target, win);
     if (sync == kFlushAll) MPI_Win_flush_all(win);

@@ -179,9 +179,9 @@ TEST_P(AnnouncedStressTest, LockAllAndAnnouncedExclusiveNeverOverlap) {
   for (std::thread& t : threads) t.join();
   EXPECT_FALSE(overlap.load());
   EXPECT_GT(announced_entries.load(), 0)
-      << "the announced path never ran; shard 0 word "
-      << std::hex << node.shard_words[0].all.load() << std::dec
-      << ", lock_all done " << lock_all_done.load();
+      << "the announced path never ran; shard 0 word " << std::hex
+      << node.shard_words[0].all.load() << std::dec << ", lock_all done "
+      << lock_all_done.load();
   if (shards == 1) {
     EXPECT_GT(inline_entries.load(), 0) << "the inline path never ran";
   } else {

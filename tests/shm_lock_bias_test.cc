@@ -118,7 +118,8 @@ TEST_P(BiasStressTest, BiasedLockAllAndExclusiveNeverOverlap) {
   std::atomic<bool> overlap{false}, stop{false};
   std::atomic<long> biased_entries{0}, revocations{0}, exclusive_entries{0};
   std::vector<std::thread> threads;
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(800);
+  const auto end =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(800);
   for (int id = 0; id < kRanks; ++id) {
     threads.emplace_back([&, id] {
       ExclusiveShare share(/*threaded=*/false);
@@ -126,7 +127,8 @@ TEST_P(BiasStressTest, BiasedLockAllAndExclusiveNeverOverlap) {
       for (long i = 0; !stop.load(std::memory_order_relaxed); ++i) {
         if (id < 2) {
           LockWords& shard = node.shard_words[id % shards];
-          const bool biased = TryAcquireAllBiased(node.view(), node.visible[id]);
+          const bool biased =
+              TryAcquireAllBiased(node.view(), node.visible[id]);
           if (!biased) {
             AcquireAll(shard, node.view());
             OfferBias(node.view());

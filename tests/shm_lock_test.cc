@@ -107,8 +107,8 @@ TEST(ShmLockTest, ExclusiveOnDifferentTargetsDoNotBlockEachOther) {
 
 TEST(ShmLockTest, StripeWritersExcludeEveryoneReadersShare) {
   StripeWord stripe{0};
-  long plain = 0;                // written only under the exclusive stripe
-  std::atomic<long> atomic{0};   // updated atomically under the shared one
+  long plain = 0;               // written only under the exclusive stripe
+  std::atomic<long> atomic{0};  // updated atomically under the shared one
   std::atomic<int> writers{0};
   std::atomic<bool> overlap{false};
   RunThreads([&](int id) {
@@ -311,7 +311,8 @@ TEST(ShmLockShardTest, LockAllTouchesOnlyItsShardExclusiveTakesAll) {
   ReleaseAll(all.words[1]);
   ExclusiveShare share(/*threaded=*/false);
   AcquireExclusive(share, all.view(), target);
-  for (const LockWords& w : all.words) EXPECT_EQ(GateBHolders(w.all.load()), 1u);
+  for (const LockWords& w : all.words)
+    EXPECT_EQ(GateBHolders(w.all.load()), 1u);
   ReleaseExclusive(share, all.view(), target);
   for (const LockWords& w : all.words) EXPECT_EQ(w.all.load() & 0xffffffff, 0u);
 }

@@ -16,8 +16,7 @@ namespace rmashim {
 // `biased` the lock_all bias and every rank's visibility word.
 struct Node {
   Node(int ranks, int shards, bool biased = false)
-      : shard_words(shards), announced(ranks), visible(ranks),
-        biased(biased) {
+      : shard_words(shards), announced(ranks), visible(ranks), biased(biased) {
     for (LockWords& w : shard_words) shard_pointers.push_back(&w);
     for (AnnounceWord& a : announced) announced_pointers.push_back(&a);
     for (VisibleWord& v : visible) visible_pointers.push_back(&v);

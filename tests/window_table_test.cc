@@ -9,12 +9,14 @@ namespace rmashim {
 namespace {
 
 ManagedWindow* Fake(int i) {
-  return reinterpret_cast<ManagedWindow*>(static_cast<uintptr_t>(0x1000 + i * 8));
+  return reinterpret_cast<ManagedWindow*>(
+      static_cast<uintptr_t>(0x1000 + i * 8));
 }
 
 TEST(WindowTableTest, FindsWhatWasInsertedAndForgetsErased) {
   auto table = std::make_unique<WindowTable>();
-  const MPI_Win a = static_cast<MPI_Win>(0xa0000000), b = static_cast<MPI_Win>(0xa0000001);
+  const MPI_Win a = static_cast<MPI_Win>(0xa0000000),
+                b = static_cast<MPI_Win>(0xa0000001);
   EXPECT_EQ(table->Find(a), nullptr);
   ASSERT_TRUE(table->Insert(a, Fake(1)));
   ASSERT_TRUE(table->Insert(b, Fake(2)));
@@ -33,7 +35,8 @@ TEST(WindowTableTest, SurvivesChurnAndCollisions) {
   for (int wave = 0; wave < 50; ++wave) {
     std::vector<MPI_Win> live;
     for (int i = 0; i < 1000; ++i) {
-      const MPI_Win h = static_cast<MPI_Win>(0xa0000000u + wave * 7919u + i * 4096u);
+      const MPI_Win h =
+          static_cast<MPI_Win>(0xa0000000u + wave * 7919u + i * 4096u);
       ASSERT_TRUE(table->Insert(h, Fake(i)));
       live.push_back(h);
     }

@@ -31,16 +31,17 @@ class FakeTarget {
  public:
   FakeTarget() {
     storage_ = static_cast<std::byte*>(
-        ::operator new(HeaderBytes(kSlots, 0), std::align_val_t{4096}));
+        ::operator new (HeaderBytes(kSlots, 0), std::align_val_t{4096}));
     auto* header = new (storage_) SegmentHeader;
     header->unstriped_slot_count = kSlots;
-    for (int s = 0; s < kSlots; ++s) new (header->unstriped_slots() + s) UnstripedSlot;
+    for (int s = 0; s < kSlots; ++s)
+      new (header->unstriped_slots() + s) UnstripedSlot;
     counters_.assign(kCounters, 0);
     target_.header = header;
     target_.base = reinterpret_cast<std::byte*>(counters_.data());
     target_.size = static_cast<MPI_Aint>(kCounters * sizeof(int64_t));
   }
-  ~FakeTarget() { ::operator delete(storage_, std::align_val_t{4096}); }
+  ~FakeTarget() { ::operator delete (storage_, std::align_val_t{4096}); }
 
   const Target& target() const { return target_; }
   SegmentHeader& header() { return *target_.header; }
@@ -81,8 +82,8 @@ TEST(WordAtomics, ModeGoesStripedOnBulkAndBackAfterIdleAtomics) {
            /*slot=*/1);
   EXPECT_EQ(t.header().word_mode.load(), kWordModeStriped);
   for (uint32_t i = 0; i + 1 < kRevertAfter; ++i) {
-    ApplyRun(sum, false, t.target(), 8, reinterpret_cast<const std::byte*>(&one),
-             nullptr, 1, /*slot=*/0);
+    ApplyRun(sum, false, t.target(), 8,
+             reinterpret_cast<const std::byte*>(&one), nullptr, 1, /*slot=*/0);
   }
   EXPECT_EQ(t.header().word_mode.load(), kWordModeStriped);
   ApplyRun(sum, false, t.target(), 8, reinterpret_cast<const std::byte*>(&one),
@@ -104,19 +105,22 @@ TEST(WordAtomics, NoUpdateIsLostBetweenAtomicAndBulkUpdaters) {
   constexpr int kAtomicRounds = 1 << 21;
   std::atomic<bool> go{false}, atomics_done{false};
   std::thread atomic_updater([&] {
-    while (!go.load()) {}
+    while (!go.load()) {
+    }
     const int64_t one = 1;
     for (int r = 0; r < kAtomicRounds; ++r) {
       const MPI_Aint offset = static_cast<MPI_Aint>((r % kCounters) * 8);
       ApplyRun(sum, false, t.target(), offset,
-               reinterpret_cast<const std::byte*>(&one), nullptr, 1, /*slot=*/0);
+               reinterpret_cast<const std::byte*>(&one), nullptr, 1,
+               /*slot=*/0);
     }
     atomics_done.store(true);
   });
   std::vector<int64_t> ones(kCounters, 1);
   int64_t bulk_rounds = 0;
   std::thread bulk_updater([&] {
-    while (!go.load()) {}
+    while (!go.load()) {
+    }
     while (!atomics_done.load()) {
       ApplyRun(sum, false, t.target(), 0,
                reinterpret_cast<const std::byte*>(ones.data()), nullptr,

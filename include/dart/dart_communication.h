@@ -44,14 +44,12 @@ dart_ret_t dart_reduce(const void *sendbuf, void *recvbuf, size_t nelem,
 dart_ret_t dart_accumulate(dart_gptr_t gptr, const void *values, size_t nelem,
                            dart_datatype_t dtype, dart_operation_t op);
 /* Returns when `values` may be reused. */
-dart_ret_t dart_accumulate_blocking_local(dart_gptr_t gptr,
-                                          const void *values, size_t nelem,
-                                          dart_datatype_t dtype,
+dart_ret_t dart_accumulate_blocking_local(dart_gptr_t gptr, const void *values,
+                                          size_t nelem, dart_datatype_t dtype,
                                           dart_operation_t op);
 /* *result = old value; target = old op *value. Blocking. */
-dart_ret_t dart_fetch_and_op(dart_gptr_t gptr, const void *value,
-                             void *result, dart_datatype_t dtype,
-                             dart_operation_t op);
+dart_ret_t dart_fetch_and_op(dart_gptr_t gptr, const void *value, void *result,
+                             dart_datatype_t dtype, dart_operation_t op);
 /* If target == *compare then target = *value; *result = old value.
  * Integer types only. Blocking. */
 dart_ret_t dart_compare_and_swap(dart_gptr_t gptr, const void *value,

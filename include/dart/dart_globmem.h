@@ -31,18 +31,21 @@ typedef struct {
 #ifdef __cplusplus
 #define DART_GPTR_NULL (dart_gptr_t{-1, 0, 0, DART_TEAM_NULL, {0}})
 #else
-#define DART_GPTR_NULL                                                     \
-  ((dart_gptr_t){.unitid = -1, .flags = 0, .segid = 0,                     \
-                 .teamid = DART_TEAM_NULL, .addr_or_offs.offset = 0})
+#define DART_GPTR_NULL                     \
+  ((dart_gptr_t){.unitid = -1,             \
+                 .flags = 0,               \
+                 .segid = 0,               \
+                 .teamid = DART_TEAM_NULL, \
+                 .addr_or_offs.offset = 0})
 #endif
 
-#define DART_GPTR_ISNULL(gptr_)                                   \
-  ((gptr_).unitid < 0 && (gptr_).segid == 0 &&                    \
+#define DART_GPTR_ISNULL(gptr_)                \
+  ((gptr_).unitid < 0 && (gptr_).segid == 0 && \
    (gptr_).teamid == DART_TEAM_NULL && (gptr_).addr_or_offs.offset == 0)
 
-#define DART_GPTR_EQUAL(g1_, g2_)                                          \
-  ((g1_).unitid == (g2_).unitid && (g1_).segid == (g2_).segid &&           \
-   (g1_).teamid == (g2_).teamid &&                                         \
+#define DART_GPTR_EQUAL(g1_, g2_)                                \
+  ((g1_).unitid == (g2_).unitid && (g1_).segid == (g2_).segid && \
+   (g1_).teamid == (g2_).teamid &&                               \
    (g1_).addr_or_offs.offset == (g2_).addr_or_offs.offset)
 
 /* Segment id of dart_memalloc memory. */
@@ -74,8 +77,7 @@ dart_ret_t dart_memfree(dart_gptr_t gptr);
  * the same offset on each (symmetric and aligned), so any unit computes a
  * pointer to any unit's part locally. *gptr points to team unit 0's part. */
 dart_ret_t dart_team_memalloc_aligned(dart_team_t teamid, size_t nelem,
-                                      dart_datatype_t dtype,
-                                      dart_gptr_t *gptr);
+                                      dart_datatype_t dtype, dart_gptr_t *gptr);
 /* Collective: frees memory from dart_team_memalloc_aligned. */
 dart_ret_t dart_team_memfree(dart_gptr_t gptr);
 

@@ -3,8 +3,8 @@
 #ifndef DART_DART_TYPES_H_
 #define DART_DART_TYPES_H_
 
-#include <stddef.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -37,8 +37,8 @@ enum {
   DART_OP_UNDEFINED = 0,
   DART_OP_MIN,
   DART_OP_MAX,
-  DART_OP_MINMAX,  /* reductions only: elements are (min, max) pairs,
-                      reduced to the smallest min and the largest max */
+  DART_OP_MINMAX, /* reductions only: elements are (min, max) pairs,
+                     reduced to the smallest min and the largest max */
   DART_OP_SUM,
   DART_OP_PROD,
   DART_OP_BAND,
@@ -132,8 +132,7 @@ typedef enum {
  * a block starting every `stride` elements. A transfer of n elements with
  * it moves n / blocklen blocks (n must be a multiple of blocklen). */
 dart_ret_t dart_type_create_strided(dart_datatype_t basetype, size_t stride,
-                                    size_t blocklen,
-                                    dart_datatype_t *newtype);
+                                    size_t blocklen, dart_datatype_t *newtype);
 
 /* An indexed type: `count` blocks, block i holding blocklen[i] elements at
  * element offset offset[i]. A transfer of n elements moves n / sum(blocklen)
@@ -205,12 +204,12 @@ typedef struct {
 /* Hardware a unit runs on (from hwloc); -1 where unknown. */
 typedef struct {
   char host[DART_LOCALITY_HOST_MAX_SIZE]; /* host name */
-  int num_cores;    /* cores on the host */
-  int num_numa;     /* NUMA domains on the host */
-  int numa_id;      /* the unit's NUMA domain (hwloc logical index) */
-  int num_sockets;  /* packages on the host */
-  int core_id;      /* the unit's core (hwloc logical index) */
-  int cpu_id;       /* the unit's processing unit (OS index) */
+  int num_cores;                          /* cores on the host */
+  int num_numa;                           /* NUMA domains on the host */
+  int numa_id;     /* the unit's NUMA domain (hwloc logical index) */
+  int num_sockets; /* packages on the host */
+  int core_id;     /* the unit's core (hwloc logical index) */
+  int cpu_id;      /* the unit's processing unit (OS index) */
   int min_cpu_mhz;
   int max_cpu_mhz;
   int cache_sizes[DART_LOCALITY_MAX_CACHE_LEVELS]; /* bytes, L1 first */
@@ -218,7 +217,7 @@ typedef struct {
   int cache_ids[DART_LOCALITY_MAX_CACHE_LEVELS];
   int min_threads; /* hardware threads per core */
   int max_threads;
-  int max_shmem_mbps; /* -1: not measured */
+  int max_shmem_mbps;      /* -1: not measured */
   int system_memory_bytes; /* MiB of the node (DART reports MiB here) */
   int numa_memory_bytes;   /* MiB of the unit's NUMA domain */
   /* The unit's place, innermost first: CORE, NUMA, MODULE, NODE. */

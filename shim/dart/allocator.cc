@@ -17,10 +17,10 @@ struct dart_allocator_struct {
   dart_gptr_t segment = DART_GPTR_NULL;  // the pool, unit 0's part
   dart_team_t team = DART_TEAM_NULL;
   dart_team_unit_t me;
-  uint64_t pool = 0;                   // bytes per unit
-  std::mutex mu;                       // alloc/free are thread-safe
-  std::map<uint64_t, uint64_t> free;   // offset -> bytes
-  std::map<uint64_t, uint64_t> used;   // offset -> bytes
+  uint64_t pool = 0;                  // bytes per unit
+  std::mutex mu;                      // alloc/free are thread-safe
+  std::map<uint64_t, uint64_t> free;  // offset -> bytes
+  std::map<uint64_t, uint64_t> used;  // offset -> bytes
 };
 
 namespace {
@@ -57,8 +57,7 @@ dart_ret_t dart_allocator_new(size_t pool_size, dart_team_t team,
 }
 
 dart_ret_t dart_allocator_alloc(size_t nelem, dart_datatype_t dtype,
-                                dart_gptr_t* gptr,
-                                dart_allocator_t allocator) {
+                                dart_gptr_t* gptr, dart_allocator_t allocator) {
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
   if (gptr == nullptr || allocator == nullptr) return DART_ERR_INVAL;
   *gptr = DART_GPTR_NULL;  // also when the pool is exhausted

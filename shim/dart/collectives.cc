@@ -274,8 +274,8 @@ dart_ret_t dart_allgatherv(const void* sendbuf, size_t nsendelem,
     PMPI_Type_get_extent(c.type, &lb, &extent);
     return FromMpi(PMPI_Sendrecv_c(
         sendbuf, c.count, c.type, 0, 0,
-        static_cast<char*>(recvbuf) + displs[0] * extent, counts[0], c.type,
-        0, 0, MPI_COMM_SELF, MPI_STATUS_IGNORE));
+        static_cast<char*>(recvbuf) + displs[0] * extent, counts[0], c.type, 0,
+        0, MPI_COMM_SELF, MPI_STATUS_IGNORE));
   }
   // MPICH's int-count form when everything fits.
   bool fits = c.count <= INT_MAX;
@@ -306,8 +306,8 @@ dart_ret_t dart_allreduce(const void* sendbuf, void* recvbuf, size_t nelem,
   }
   if (sendbuf == recvbuf && nelem > 0) sendbuf = MPI_IN_PLACE;
   UserOpScope scope(r.user);
-  return FromMpi(PMPI_Allreduce_c(sendbuf, recvbuf, r.count, r.type, r.op,
-                                  c.team->comm));
+  return FromMpi(
+      PMPI_Allreduce_c(sendbuf, recvbuf, r.count, r.type, r.op, c.team->comm));
 }
 
 dart_ret_t dart_reduce(const void* sendbuf, void* recvbuf, size_t nelem,
@@ -323,8 +323,8 @@ dart_ret_t dart_reduce(const void* sendbuf, void* recvbuf, size_t nelem,
   }
   if (is_root && sendbuf == recvbuf && nelem > 0) sendbuf = MPI_IN_PLACE;
   UserOpScope scope(r.user);
-  return FromMpi(PMPI_Reduce_c(sendbuf, recvbuf, r.count, r.type, r.op,
-                               root.id, c.team->comm));
+  return FromMpi(PMPI_Reduce_c(sendbuf, recvbuf, r.count, r.type, r.op, root.id,
+                               c.team->comm));
 }
 
 dart_ret_t dart_alltoall(const void* sendbuf, void* recvbuf, size_t nelem,

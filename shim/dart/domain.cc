@@ -14,7 +14,9 @@ namespace {
 
 template <typename T>
 T* Alloc(size_t n) {
-  return static_cast<T*>(std::malloc(sizeof(T) * (n > 0 ? n : 1)));
+  // T is a pointer for arrays of pointers: sizeof(T) is meant.
+  return static_cast<T*>(std::malloc(
+      sizeof(T) * (n > 0 ? n : 1)));  // NOLINT(bugprone-sizeof-expression)
 }
 
 bool TagIn(const char* tag, int n, const char** tags) {
@@ -80,7 +82,8 @@ int LastTagSuffix(const dart_domain_locality_t* d) {
   int last = -1;
   for (int i = 0; i < d->num_domains; ++i) {
     const char* dot = std::strrchr(d->children[i]->domain_tag, '.');
-    if (dot != nullptr && dot[1] != '\0') last = std::max(last, std::atoi(dot + 1));
+    if (dot != nullptr && dot[1] != '\0')
+      last = std::max(last, std::atoi(dot + 1));
   }
   return last;
 }
@@ -226,8 +229,8 @@ std::vector<std::vector<dart_domain_locality_t*>> BalancedParts(
       sum += domains[i]->num_units;
       ++i;
     } while (i < n &&
-             (p + 1 == parts ||
-              (n - i > parts - 1 - p && sum + domains[i]->num_units <= target)));
+             (p + 1 == parts || (n - i > parts - 1 - p &&
+                                 sum + domains[i]->num_units <= target)));
   }
   return out;
 }

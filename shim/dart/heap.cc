@@ -60,8 +60,9 @@ dart_ret_t Heap::Init(MPI_Comm world, const std::vector<uint8_t>& node_local,
   } else {
     base_ = static_cast<std::byte*>(reserved);
     header_fd_ = NewMemoryFile("dart-heap-header", PageRound<Header>());
-    std::byte* h =
-        header_fd_ < 0 ? nullptr : MapFd(header_fd_, PageRound<Header>(), nullptr);
+    std::byte* h = header_fd_ < 0
+                       ? nullptr
+                       : MapFd(header_fd_, PageRound<Header>(), nullptr);
     if (h == nullptr) {
       ok = 0;
     } else {
@@ -71,11 +72,11 @@ dart_ret_t Heap::Init(MPI_Comm world, const std::vector<uint8_t>& node_local,
   }
   // Who I am to the others: process id and header descriptor.
   const int mine[2] = {static_cast<int>(getpid()), header_fd_};
-  std::vector<int> all(2 * size);
+  std::vector<int> all(size_t{2} * size);
   PMPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, world);
   pids_.resize(size);
   header_fds_.resize(size);
-  for (int u = 0; u < size; ++u) {
+  for (size_t u = 0; u < static_cast<size_t>(size); ++u) {
     pids_[u] = all[2 * u];
     header_fds_[u] = all[2 * u + 1];
   }

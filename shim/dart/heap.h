@@ -46,8 +46,7 @@ class Heap {
   static int ChunkOf(uint64_t offset) {
     return 63 - __builtin_clzll(offset / kChunk0 + 1);
   }
-  static constexpr uint64_t kReserve =
-      kChunk0 * ((uint64_t{1} << kChunks) - 1);
+  static constexpr uint64_t kReserve = kChunk0 * ((uint64_t{1} << kChunks) - 1);
 
   Heap() = default;
   Heap(const Heap&) = delete;
@@ -110,7 +109,7 @@ class Heap {
   std::byte* base_ = nullptr;
   int header_fd_ = -1;
   Header* header_ = nullptr;
-  std::array<int, kChunks> chunk_fds_{};  // -1: not created
+  std::array<int, kChunks> chunk_fds_{};         // -1: not created
   std::map<uint64_t, uint64_t> free_;            // offset -> bytes
   std::unordered_map<uint64_t, uint64_t> used_;  // offset -> bytes
   std::vector<uint8_t> mapped_;  // by unit: reached through shared memory

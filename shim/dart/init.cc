@@ -56,8 +56,8 @@ dart_ret_t Init(int* argc, char*** argv, int required) {
   }
   int provided = MPI_THREAD_SINGLE;
   PMPI_Query_thread(&provided);
-  s.threaded = required == MPI_THREAD_MULTIPLE &&
-               provided == MPI_THREAD_MULTIPLE;
+  s.threaded =
+      required == MPI_THREAD_MULTIPLE && provided == MPI_THREAD_MULTIPLE;
   if (PMPI_Comm_dup(MPI_COMM_WORLD, &s.world) != MPI_SUCCESS) {
     return DART_ERR_OTHER;
   }

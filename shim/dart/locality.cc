@@ -94,7 +94,8 @@ HwRecord QueryHardware() {
     r.numa_id = std::max(0, hwloc_bitmap_first(nodes));
     hwloc_obj_t numa =
         hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, r.numa_id);
-    if (numa != nullptr) r.numa_mib = static_cast<int>(numa->total_memory >> 20);
+    if (numa != nullptr)
+      r.numa_mib = static_cast<int>(numa->total_memory >> 20);
     hwloc_bitmap_free(nodes);
   }
   hwloc_bitmap_free(cpus);

@@ -57,8 +57,8 @@ int PutGet(Dir dir, void* local, MPI_Count lcount, MPI_Datatype ltype,
   if (lcount <= INT_MAX && rcount <= INT_MAX) {
     const int lc = static_cast<int>(lcount), rc = static_cast<int>(rcount);
     if (dir == Dir::kPut) {
-      return req ? PMPI_Rput(local, lc, ltype, w.rank, w.disp, rc, rtype,
-                             w.win, req)
+      return req ? PMPI_Rput(local, lc, ltype, w.rank, w.disp, rc, rtype, w.win,
+                             req)
                  : PMPI_Put(local, lc, ltype, w.rank, w.disp, rc, rtype, w.win);
     }
     return req ? PMPI_Rget(local, lc, ltype, w.rank, w.disp, rc, rtype, w.win,
@@ -68,8 +68,8 @@ int PutGet(Dir dir, void* local, MPI_Count lcount, MPI_Datatype ltype,
   if (dir == Dir::kPut) {
     return req ? PMPI_Rput_c(local, lcount, ltype, w.rank, w.disp, rcount,
                              rtype, w.win, req)
-               : PMPI_Put_c(local, lcount, ltype, w.rank, w.disp, rcount,
-                            rtype, w.win);
+               : PMPI_Put_c(local, lcount, ltype, w.rank, w.disp, rcount, rtype,
+                            w.win);
   }
   return req ? PMPI_Rget_c(local, lcount, ltype, w.rank, w.disp, rcount, rtype,
                            w.win, req)
@@ -77,13 +77,12 @@ int PutGet(Dir dir, void* local, MPI_Count lcount, MPI_Datatype ltype,
                           w.win);
 }
 
-dart_ret_t IssueMpi(Dir dir, void* local, MPI_Count lcount,
-                    MPI_Datatype ltype, MPI_Count rcount, MPI_Datatype rtype,
-                    const Where& w, Mode mode, dart_handle_t* handle) {
+dart_ret_t IssueMpi(Dir dir, void* local, MPI_Count lcount, MPI_Datatype ltype,
+                    MPI_Count rcount, MPI_Datatype rtype, const Where& w,
+                    Mode mode, dart_handle_t* handle) {
   MPI_Request request = MPI_REQUEST_NULL;
   MPI_Request* req = mode == Mode::kHandle ? &request : nullptr;
-  if (PutGet(dir, local, lcount, ltype, rcount, rtype, w, req) !=
-      MPI_SUCCESS) {
+  if (PutGet(dir, local, lcount, ltype, rcount, rtype, w, req) != MPI_SUCCESS) {
     return DART_ERR_OTHER;
   }
   *w.pending = 1;
@@ -134,8 +133,8 @@ dart_ret_t TransferTyped(Dir dir, const dart_gptr_t& g, void* local,
     if (mode == Mode::kBlocking) MemoryFence();
     return FromMpi(rc);
   }
-  return IssueMpi(dir, local, l.count, l.type.mpi, r.count, r.type.mpi, w,
-                  mode, handle);
+  return IssueMpi(dir, local, l.count, l.type.mpi, r.count, r.type.mpi, w, mode,
+                  handle);
 }
 
 // The common case, basic types on both sides, is checked and copied here

@@ -54,7 +54,8 @@ void HandlePool::Give(dart_handle_t h) {
 
 void HandlePool::Release(dart_handle_t h) {
   LockGuard guard;
-  if (h->request != MPI_REQUEST_NULL) released_.emplace_back(h->win, h->request);
+  if (h->request != MPI_REQUEST_NULL)
+    released_.emplace_back(h->win, h->request);
   Give(h);
 }
 

@@ -124,8 +124,8 @@ dart_ret_t TypeRegistry::CreateCustom(size_t num_bytes, dart_datatype_t* out) {
     return DART_ERR_INVAL;
   }
   MPI_Datatype instance;
-  if (PMPI_Type_contiguous(static_cast<int>(num_bytes), MPI_BYTE,
-                           &instance) != MPI_SUCCESS) {
+  if (PMPI_Type_contiguous(static_cast<int>(num_bytes), MPI_BYTE, &instance) !=
+      MPI_SUCCESS) {
     return DART_ERR_OTHER;
   }
   return Register(DART_TYPE_UNDEFINED, instance, 1, out);

@@ -15,9 +15,9 @@
  *   for its rank) and a CAS-loop increment. */
 #include "tests/diff/diff_util.h"
 
-#define NC 4           /* RMW counters per rank */
+#define NC 4 /* RMW counters per rank */
 #define RMW_ITERS 12
-#define NA 8           /* accumulators per kind */
+#define NA 8 /* accumulators per kind */
 #define ACC_ITERS 5
 #define TICKETS 6
 #define CAS_INCS 3
@@ -26,7 +26,7 @@
 enum {
   kRmw = 0,
   kSum = kRmw + NC,
-  kVec = kSum + NA,         /* 2 * NA words, every other one accumulated */
+  kVec = kSum + NA, /* 2 * NA words, every other one accumulated */
   kDbl = kVec + 2 * NA,
   kXor = kDbl + NA,
   kMax = kXor + NA,
@@ -127,16 +127,16 @@ int main(int argc, char** argv) {
         m[at + j] = MaxVal(me, t, it, j);
         d[at + j] = (double)AccVal(me, t, it, j) * 0.5;
       }
-      MPI_Accumulate(s + at, NA, MPI_INT64_T, t, kSum, NA, MPI_INT64_T,
-                     MPI_SUM, win);
-      MPI_Accumulate(s + at, NA, MPI_INT64_T, t, kVec, 1, every_other,
-                     MPI_SUM, win);
+      MPI_Accumulate(s + at, NA, MPI_INT64_T, t, kSum, NA, MPI_INT64_T, MPI_SUM,
+                     win);
+      MPI_Accumulate(s + at, NA, MPI_INT64_T, t, kVec, 1, every_other, MPI_SUM,
+                     win);
       MPI_Accumulate(d + at, NA, MPI_DOUBLE, t, kDbl, NA, MPI_DOUBLE, MPI_SUM,
                      win);
       MPI_Accumulate(x + at, NA, MPI_INT64_T, t, kXor, NA, MPI_INT64_T,
                      MPI_BXOR, win);
-      MPI_Accumulate(m + at, NA, MPI_INT64_T, t, kMax, NA, MPI_INT64_T,
-                     MPI_MAX, win);
+      MPI_Accumulate(m + at, NA, MPI_INT64_T, t, kMax, NA, MPI_INT64_T, MPI_MAX,
+                     win);
     }
     if (it == 1) MPI_Win_flush_all(win);
   }
@@ -265,9 +265,9 @@ int main(int argc, char** argv) {
   int64_t cas_total = 0;
   for (int r = 0; r < n; ++r) cas_total += (int64_t)CAS_INCS * (r + 1);
   if (me == host) du_check_i64("cas counter", w[kCas], cas_total);
-  du_phase_local("compare_and_swap increments",
-                 me == host ? du_hash_u64(DU_HASH_INIT, (uint64_t)w[kCas])
-                            : DU_HASH_INIT);
+  du_phase_local(
+      "compare_and_swap increments",
+      me == host ? du_hash_u64(DU_HASH_INIT, (uint64_t)w[kCas]) : DU_HASH_INIT);
   du_report();
 
   du_print_per_rank("rmw counter 0", (long long)w[kRmw]);

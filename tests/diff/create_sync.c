@@ -58,7 +58,8 @@ int main(int argc, char** argv) {
     }
     du_check_i64("fence accumulate total", w[kFence], want);
   }
-  du_phase_local("fence epochs: accumulate", du_hash_u64(DU_HASH_INIT, w[kFence]));
+  du_phase_local("fence epochs: accumulate",
+                 du_hash_u64(DU_HASH_INIT, w[kFence]));
 
   /* PSCW epochs. */
   du_step("PSCW epochs with MPI_Accumulate");
@@ -84,7 +85,8 @@ int main(int argc, char** argv) {
     }
     du_check_i64("pscw accumulate total", w[kPscw], want);
   }
-  du_phase_local("pscw epochs: accumulate", du_hash_u64(DU_HASH_INIT, w[kPscw]));
+  du_phase_local("pscw epochs: accumulate",
+                 du_hash_u64(DU_HASH_INIT, w[kPscw]));
 
   /* Exclusive-lock read-modify-write. */
   du_step("exclusive lock: fetch_and_op, flush, put");

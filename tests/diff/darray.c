@@ -23,18 +23,30 @@ typedef struct {
 } Case;
 
 static const Case kCases[] = {
-    {"2d block x cyclic, C", 2, {7, 5, 0},
+    {"2d block x cyclic, C",
+     2,
+     {7, 5, 0},
      {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC, 0},
-     {MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG, 0}, MPI_ORDER_C},
-    {"2d cyclic(2) x none, Fortran", 2, {9, 4, 0},
+     {MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG, 0},
+     MPI_ORDER_C},
+    {"2d cyclic(2) x none, Fortran",
+     2,
+     {9, 4, 0},
      {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_NONE, 0},
-     {2, MPI_DISTRIBUTE_DFLT_DARG, 0}, MPI_ORDER_FORTRAN},
-    {"3d block(2) x cyclic x block, C", 3, {5, 3, 6},
+     {2, MPI_DISTRIBUTE_DFLT_DARG, 0},
+     MPI_ORDER_FORTRAN},
+    {"3d block(2) x cyclic x block, C",
+     3,
+     {5, 3, 6},
      {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK},
-     {2, MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG}, MPI_ORDER_C},
-    {"3d cyclic(3) x block x cyclic(2), Fortran", 3, {7, 4, 5},
+     {2, MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG},
+     MPI_ORDER_C},
+    {"3d cyclic(3) x block x cyclic(2), Fortran",
+     3,
+     {7, 4, 5},
      {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC},
-     {3, MPI_DISTRIBUTE_DFLT_DARG, 2}, MPI_ORDER_FORTRAN},
+     {3, MPI_DISTRIBUTE_DFLT_DARG, 2},
+     MPI_ORDER_FORTRAN},
 };
 
 static MPI_Datatype Darray(const Case* c, int n, int rank) {
@@ -107,7 +119,7 @@ int main(int argc, char** argv) {
     char what[96];
     snprintf(what, sizeof what, "%s: accumulated array", c->name);
     du_check_bytes(what, w, expected, (size_t)total * 8);
-    MPI_Barrier(MPI_COMM_WORLD);  /* checked everywhere before more updates */
+    MPI_Barrier(MPI_COMM_WORLD); /* checked everywhere before more updates */
 
     /* Get_accumulate (SUM, fetching through the darray too): the fetched
      * part is the array before, the window gains the part once more. */

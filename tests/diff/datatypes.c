@@ -18,10 +18,10 @@
 /* A datatype and its flattened type map. */
 typedef struct {
   MPI_Datatype type;
-  int n;                 /* elements in one instance */
-  long off[MAX_ELEMS];   /* byte offset of each element, type-map order */
-  int len[MAX_ELEMS];    /* bytes of each element */
-  MPI_Aint lb, extent;   /* from MPI */
+  int n;               /* elements in one instance */
+  long off[MAX_ELEMS]; /* byte offset of each element, type-map order */
+  int len[MAX_ELEMS];  /* bytes of each element */
+  MPI_Aint lb, extent; /* from MPI */
 } tmap_t;
 
 static tmap_t* NewMap(void) { return calloc(1, sizeof(tmap_t)); }
@@ -37,8 +37,7 @@ static void Append(tmap_t* m, long off, int len) {
 }
 
 /* Appends `count` instances of `base` starting at `at`. */
-static void AppendInstances(tmap_t* m, const tmap_t* base, int count,
-                            long at) {
+static void AppendInstances(tmap_t* m, const tmap_t* base, int count, long at) {
   for (int k = 0; k < count; ++k) {
     for (int e = 0; e < base->n; ++e) {
       Append(m, at + (long)k * base->extent + base->off[e], base->len[e]);
@@ -182,14 +181,13 @@ static long Positions(const tmap_t* m, int count, long at, long* pos) {
 /* Models a transfer: gathers `scount` instances of `s` at `src + sat` and
  * scatters them over `dcount` instances of `d` at `dst + dat`. */
 static void ModelCopy(const unsigned char* src, long sat, const tmap_t* s,
-                      int scount, unsigned char* dst, long dat,
-                      const tmap_t* d, int dcount) {
+                      int scount, unsigned char* dst, long dat, const tmap_t* d,
+                      int dcount) {
   static long spos[BUF_BYTES], dpos[BUF_BYTES];
   const long ns = Positions(s, scount, sat, spos);
   const long nd = Positions(d, dcount, dat, dpos);
   if (ns != nd) {
-    fprintf(stderr, "test bug: signatures differ (%ld vs %ld bytes)\n", ns,
-            nd);
+    fprintf(stderr, "test bug: signatures differ (%ld vs %ld bytes)\n", ns, nd);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   for (long i = 0; i < ns; ++i) dst[dpos[i]] = src[spos[i]];
@@ -199,17 +197,18 @@ typedef struct {
   const char* name;
   tmap_t* origin;
   int ocount;
-  long oat;  /* where the origin data starts in the origin buffer */
+  long oat; /* where the origin data starts in the origin buffer */
   tmap_t* target;
   int tcount;
-  long tat;  /* byte offset of the target data inside the origin's region */
+  long tat; /* byte offset of the target data inside the origin's region */
   int disp_unit;
   int predefined_origin, predefined_target;
 } case_t;
 
 /* Bytes 0x40..0x7f only: any 8 of them form a finite double. */
 static unsigned char Pattern(int who, int c, int salt, long j) {
-  return (unsigned char)(0x40 + ((who * 13 + c * 7 + salt * 29 + j * 3) & 0x3f));
+  return (unsigned char)(0x40 +
+                         ((who * 13 + c * 7 + salt * 29 + j * 3) & 0x3f));
 }
 
 static void FillPattern(unsigned char* p, long n, int who, int c, int salt) {
@@ -333,8 +332,7 @@ static void RunCases(const case_t* cases, int num_cases, MPI_Win win1,
     }
     long bytes = 0;
     for (int e = 0; e < cs->origin->n; ++e) bytes += cs->origin->len[e];
-    snprintf(what, sizeof what, "%s (%ld bytes)", cs->name,
-             bytes * cs->ocount);
+    snprintf(what, sizeof what, "%s (%ld bytes)", cs->name, bytes * cs->ocount);
     du.bad += bad[c];
     du_phase_local(what, hash[c]);
   }
@@ -357,18 +355,18 @@ int main(int argc, char** argv) {
   tmap_t* t_short = Basic(MPI_SHORT, 2);
 
   tmap_t* contig_int10 = Contiguous(10, t_int);
-  tmap_t* vec_5_2_3 = Vector(5, 2, 3, t_int);         /* 10 ints */
-  tmap_t* vec_4_3_5 = Vector(4, 3, 5, t_int);         /* 12 ints */
+  tmap_t* vec_5_2_3 = Vector(5, 2, 3, t_int); /* 10 ints */
+  tmap_t* vec_4_3_5 = Vector(4, 3, 5, t_int); /* 12 ints */
   const int ib[] = {3, 1, 2}, id[] = {0, 4, 9};
-  tmap_t* idx_6 = Indexed(3, ib, id, t_int);          /* 6 ints, extent 44 */
-  tmap_t* vec_6_2_4 = Vector(6, 2, 4, t_int);         /* 12 ints */
+  tmap_t* idx_6 = Indexed(3, ib, id, t_int);  /* 6 ints, extent 44 */
+  tmap_t* vec_6_2_4 = Vector(6, 2, 4, t_int); /* 12 ints */
   const int sb[] = {1, 1, 3};
   const MPI_Aint sd_a[] = {0, 8, 16}, sd_b[] = {20, 0, 8};
   tmap_t* st_types[] = {t_int, t_double, t_char};
-  tmap_t* struct_a = Struct(3, sb, sd_a, st_types);   /* extent 24 */
-  tmap_t* struct_b = Struct(3, sb, sd_b, st_types);   /* extent 24 */
-  tmap_t* vec_2_1_3 = Vector(2, 1, 3, t_int);         /* ints at 0, 12 */
-  tmap_t* interleaved = Resized(vec_2_1_3, 0, 4);     /* extent 4 */
+  tmap_t* struct_a = Struct(3, sb, sd_a, st_types); /* extent 24 */
+  tmap_t* struct_b = Struct(3, sb, sd_b, st_types); /* extent 24 */
+  tmap_t* vec_2_1_3 = Vector(2, 1, 3, t_int);       /* ints at 0, 12 */
+  tmap_t* interleaved = Resized(vec_2_1_3, 0, 4);   /* extent 4 */
   const int sz2[] = {8, 10}, sub2[] = {4, 5}, st2[] = {2, 3};
   tmap_t* sub_local = Subarray(2, sz2, sub2, st2, MPI_ORDER_C, t_double);
   const int szw[] = {16, 16}, subw[] = {4, 5}, stw[] = {5, 7};
@@ -377,11 +375,11 @@ int main(int argc, char** argv) {
   tmap_t* sub3_f = Subarray(3, sz3, sub3, st3, MPI_ORDER_FORTRAN, t_short);
   const int hb[] = {1, 2};
   const MPI_Aint hd[] = {24, -8};
-  tmap_t* hidx_neg = Hindexed(2, hb, hd, t_int);      /* true lb -8 */
-  tmap_t* hvec = Hvector(3, 2, 11, t_short);          /* unaligned stride */
+  tmap_t* hidx_neg = Hindexed(2, hb, hd, t_int); /* true lb -8 */
+  tmap_t* hvec = Hvector(3, 2, 11, t_short);     /* unaligned stride */
   tmap_t* contig_d7 = Contiguous(7, t_double);
   tmap_t* dup_int = Dup(t_int);
-  tmap_t* hvec_struct = Hvector(3, 1, 40, struct_a);  /* struct in vector */
+  tmap_t* hvec_struct = Hvector(3, 1, 40, struct_a); /* struct in vector */
   tmap_t* resized_struct = Resized(struct_b, 0, 32);
 
   const case_t cases[] = {

@@ -63,8 +63,8 @@ static volatile int du_verdict = 1;
 
 static void du_watchdog(int sig) {
   (void)sig;
-  const int finalize_hang = du_tolerate_finalize_hang &&
-                            strcmp(du_current_step, "MPI_Finalize") == 0;
+  const int finalize_hang =
+      du_tolerate_finalize_hang && strcmp(du_current_step, "MPI_Finalize") == 0;
   char msg[256];
   const int len =
       finalize_hang
@@ -76,8 +76,8 @@ static void du_watchdog(int sig) {
                      "[rank %d] watchdog: stuck for %d s in step: %s\n",
                      du.rank, DU_WATCHDOG_SECONDS, du_current_step);
   if (len > 0) {
-    ssize_t ignored = write(2, msg, (size_t)len < sizeof msg ? (size_t)len
-                                                             : sizeof msg - 1);
+    ssize_t ignored =
+        write(2, msg, (size_t)len < sizeof msg ? (size_t)len : sizeof msg - 1);
     (void)ignored;
   }
   _exit(finalize_hang ? du_verdict : 124);
@@ -126,8 +126,8 @@ static inline void du_fail(const char* fmt, ...) {
   }
 }
 
-#define DU_CHECK(cond, ...)     \
-  do {                          \
+#define DU_CHECK(cond, ...)            \
+  do {                                 \
     if (!(cond)) du_fail(__VA_ARGS__); \
   } while (0)
 
@@ -260,8 +260,8 @@ static inline int64_t* du_int64_window(int create, int words, int64_t** own,
     MPI_Win_create(w, (MPI_Aint)words * 8, 8, MPI_INFO_NULL, MPI_COMM_WORLD,
                    win);
   } else {
-    MPI_Win_allocate((MPI_Aint)words * 8, 8, MPI_INFO_NULL, MPI_COMM_WORLD,
-                     &w, win);
+    MPI_Win_allocate((MPI_Aint)words * 8, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &w,
+                     win);
   }
   for (int i = 0; i < words; ++i) w[i] = 0;
   MPI_Barrier(MPI_COMM_WORLD);

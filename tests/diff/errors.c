@@ -33,7 +33,7 @@ typedef struct {
   int right, left;
   int32_t* base;
   int cases;
-  int32_t buf[WORDS];  /* origin data of the erroneous calls */
+  int32_t buf[WORDS]; /* origin data of the erroneous calls */
   int32_t result[WORDS];
   /* Per case: class and handler calls, for the report. */
   int classes[128];
@@ -103,8 +103,7 @@ static void RunCases(ctx_t* c) {
   CASE(c, "no epoch: complete", MPI_Win_complete(win));
   CASE(c, "no epoch: wait", MPI_Win_wait(win));
   CASE(c, "no epoch: lock type 12345", MPI_Win_lock(12345, right, 0, win));
-  CASE(c, "no epoch: lock rank size",
-       MPI_Win_lock(MPI_LOCK_SHARED, n, 0, win));
+  CASE(c, "no epoch: lock rank size", MPI_Win_lock(MPI_LOCK_SHARED, n, 0, win));
   CASE(c, "no epoch: put count -1",
        MPI_Put(b, -1, MPI_INT32_T, right, 0, -1, MPI_INT32_T, win));
   CASE(c, "no epoch: put MPI_DATATYPE_NULL",
@@ -121,15 +120,14 @@ static void RunCases(ctx_t* c) {
   CASE(c, "no epoch: unlock after lock with bad assert",
        MPI_Win_unlock(right, win));
   CASE(c, "no epoch: lock assert NOCHECK|NOSTORE",
-       MPI_Win_lock(MPI_LOCK_SHARED, right,
-                    MPI_MODE_NOCHECK | MPI_MODE_NOSTORE, win));
+       MPI_Win_lock(MPI_LOCK_SHARED, right, MPI_MODE_NOCHECK | MPI_MODE_NOSTORE,
+                    win));
   CASE(c, "no epoch: unlock after lock NOCHECK|NOSTORE",
        MPI_Win_unlock(right, win));
   CASE(c, "no epoch: lock_all assert 12345", MPI_Win_lock_all(12345, win));
   CASE(c, "no epoch: unlock_all after lock_all with bad assert",
        MPI_Win_unlock_all(win));
-  CASE(c, "no epoch: post assert 12345",
-       MPI_Win_post(world_group, 12345, win));
+  CASE(c, "no epoch: post assert 12345", MPI_Win_post(world_group, 12345, win));
   CASE(c, "no epoch: start assert 12345",
        MPI_Win_start(world_group, 12345, win));
   CASE(c, "no epoch: complete after start with bad assert",
@@ -156,8 +154,8 @@ static void RunCases(ctx_t* c) {
        MPI_Accumulate(b, 1, MPI_INT32_T, right, -1, 1, MPI_INT32_T, MPI_SUM,
                       win));
   CASE(c, "lock_all: accumulate MPI_OP_NULL",
-       MPI_Accumulate(b, 1, MPI_INT32_T, right, 0, 1, MPI_INT32_T,
-                      MPI_OP_NULL, win));
+       MPI_Accumulate(b, 1, MPI_INT32_T, right, 0, 1, MPI_INT32_T, MPI_OP_NULL,
+                      win));
   CASE(c, "lock_all: fetch_and_op rank size",
        MPI_Fetch_and_op(&one, r, MPI_INT32_T, n, 0, MPI_SUM, win));
   CASE(c, "lock_all: compare_and_swap rank -7",
@@ -287,8 +285,8 @@ static void Report(ctx_t* c) {
       }
       printf("%s | %s:", c->window, c->names[i]);
       if (same) {
-        printf(" all ranks %s (handler x%d)\n",
-               du_class_name(all[2 * i]), all[2 * i + 1]);
+        printf(" all ranks %s (handler x%d)\n", du_class_name(all[2 * i]),
+               all[2 * i + 1]);
         continue;
       }
       for (int r = 0; r < n; ++r) {
@@ -361,8 +359,8 @@ int main(int argc, char** argv) {
   if (strcmp(kind, "allocate") == 0 || strcmp(kind, "null_buffer") == 0) {
     MPI_Win_allocate(WORDS * 4, 4, MPI_INFO_NULL, comm, &base, &win);
   } else if (strcmp(kind, "allocate_shared") == 0) {
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
-                        MPI_INFO_NULL, &node);
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                        &node);
     comm = node;
     MPI_Win_allocate_shared(WORDS * 4, 4, MPI_INFO_NULL, comm, &base, &win);
   } else if (strcmp(kind, "create") == 0) {

@@ -17,10 +17,10 @@
  * wrote in the next (MPI_MODE_NOSTORE), plus a put to MPI_PROC_NULL. */
 #include "tests/diff/diff_util.h"
 
-#define N 48       /* interior cells per rank */
-#define H 2        /* halo width */
+#define N 48 /* interior cells per rank */
+#define H 2  /* halo width */
 #define ITERS 24
-#define BLOCK 16   /* ints per (origin, target) pair in phase 2 */
+#define BLOCK 16 /* ints per (origin, target) pair in phase 2 */
 
 static double Initial(long g) { return (double)((g * 37) % 101) / 8.0; }
 
@@ -75,11 +75,10 @@ static void Jacobi(void) {
     }
     for (long g = 0; g < total; ++g) b[g] = Stencil(&a[H + g]);
   }
-  du_check_bytes("jacobi: my cells", u, b + (long)me * N,
-                 sizeof(double) * N);
+  du_check_bytes("jacobi: my cells", u, b + (long)me * N, sizeof(double) * N);
   for (int i = 0; i < H; ++i) {
-    du_check_bytes("jacobi: left ghosts", &w[i],
-                   &a[H + (long)me * N - H + i], sizeof(double));
+    du_check_bytes("jacobi: left ghosts", &w[i], &a[H + (long)me * N - H + i],
+                   sizeof(double));
   }
   du_phase_local("jacobi fence ring", h);
 
@@ -141,8 +140,7 @@ static void AllToAll(void) {
 
   for (int o = 0; o < n; ++o) {
     for (int j = 0; j < BLOCK; ++j) {
-      du_check_i64("alltoall: put block", w[o * BLOCK + j],
-                   PutValue(o, me, j));
+      du_check_i64("alltoall: put block", w[o * BLOCK + j], PutValue(o, me, j));
     }
   }
   for (int j = 0; j < BLOCK; ++j) {

@@ -16,7 +16,7 @@
  * MPI progress meanwhile by being origins themselves. */
 #include "tests/diff/diff_util.h"
 
-enum { kFop = 0, kAcc = 8, kGacc = 16, kWords = 24 };  /* a line apart */
+enum { kFop = 0, kAcc = 8, kGacc = 16, kWords = 24 }; /* a line apart */
 enum { kMinRounds = 40, kBatch = 16 };
 
 /* One batch of increments to `target`'s counters. */
@@ -25,8 +25,8 @@ static void Batch(MPI_Win win, int target) {
   int64_t old = 0;
   for (int i = 0; i < kBatch; ++i) {
     MPI_Fetch_and_op(&one, &old, MPI_INT64_T, target, kFop, MPI_SUM, win);
-    MPI_Accumulate(&one, 1, MPI_INT64_T, target, kAcc, 1, MPI_INT64_T,
-                   MPI_SUM, win);
+    MPI_Accumulate(&one, 1, MPI_INT64_T, target, kAcc, 1, MPI_INT64_T, MPI_SUM,
+                   win);
     MPI_Get_accumulate(&one, 1, MPI_INT64_T, &old, 1, MPI_INT64_T, target,
                        kGacc, 1, MPI_INT64_T, MPI_SUM, win);
   }
@@ -83,7 +83,7 @@ static void Run(const char* flavor, int create) {
 }
 
 int main(int argc, char** argv) {
-  du_tolerate_finalize_hang = 1;  /* UCX over TCP (tests/diff/BUILD) */
+  du_tolerate_finalize_hang = 1; /* UCX over TCP (tests/diff/BUILD) */
   du_init(&argc, &argv);
   Run("allocate", 0);
   Run("create", 1);

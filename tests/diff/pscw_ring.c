@@ -15,7 +15,7 @@
  * Phase 3: a passive epoch after the PSCW epochs reads the inboxes back. */
 #include "tests/diff/diff_util.h"
 
-#define K 24       /* uint64 words in a state vector */
+#define K 24 /* uint64 words in a state vector */
 #define ITERS 32
 #define BLOCK 8
 

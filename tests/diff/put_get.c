@@ -44,9 +44,9 @@ static int RoundCount(const config_t* c, const round_t* r) {
 static void Fill(unsigned char* dst, const config_t* c, int cfg, int round,
                  int o, int t, int n) {
   for (int i = 0; i < n; ++i) {
-    const uint64_t v = du_mix(((uint64_t)cfg << 50) ^ ((uint64_t)round << 40) ^
-                              ((uint64_t)o << 32) ^ ((uint64_t)t << 24) ^
-                              (uint64_t)i);
+    const uint64_t v =
+        du_mix(((uint64_t)cfg << 50) ^ ((uint64_t)round << 40) ^
+               ((uint64_t)o << 32) ^ ((uint64_t)t << 24) ^ (uint64_t)i);
     memcpy(dst + (size_t)i * c->elem, &v, (size_t)c->elem);
   }
 }
@@ -100,8 +100,7 @@ static void RunConfig(const config_t* c, int cfg, MPI_Win win,
       const int t = (me + k) % n;
       unsigned char* s = src + (size_t)t * SLOT;
       Fill(s, c, cfg, r, me, t, count);
-      MPI_Put(s, count, c->type, t, Disp(c, me, rd->off), count, c->type,
-              win);
+      MPI_Put(s, count, c->type, t, Disp(c, me, rd->off), count, c->type, win);
     }
     MPI_Put(src, count, c->type, MPI_PROC_NULL, 0, count, c->type, win);
     if (r % 4 == 1) {
@@ -161,14 +160,14 @@ static void RunConfig(const config_t* c, int cfg, MPI_Win win,
     MPI_Request req;
     Fill(src, c, cfg, id, me, t, count);
     MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win);
-    MPI_Rput(src, count, c->type, t, Disp(c, me, rd->off), count, c->type,
-             win, &req);
+    MPI_Rput(src, count, c->type, t, Disp(c, me, rd->off), count, c->type, win,
+             &req);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
     MPI_Win_unlock(t, win);
     memset(dst, 0xEE, SLOT);
     MPI_Win_lock(MPI_LOCK_SHARED, t, r == 1 ? MPI_MODE_NOCHECK : 0, win);
-    MPI_Rget(dst, count, c->type, t, Disp(c, me, rd->off), count, c->type,
-             win, &req);
+    MPI_Rget(dst, count, c->type, t, Disp(c, me, rd->off), count, c->type, win,
+             &req);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
     MPI_Win_unlock(t, win);
     snprintf(what, sizeof what, "%s request round %d read back from %d",

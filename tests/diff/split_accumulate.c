@@ -10,8 +10,14 @@
 
 #define ROUNDS 12
 #define BULK 1100 /* int64s from word 500: crosses page boundaries */
-enum { kFop = 0, kAcc = 1, kGacc = 2, kCasInc = 3, kBulk = 500,
-       kWords = kBulk + BULK + 4 };
+enum {
+  kFop = 0,
+  kAcc = 1,
+  kGacc = 2,
+  kCasInc = 3,
+  kBulk = 500,
+  kWords = kBulk + BULK + 4
+};
 
 static void Round(MPI_Win win, int target, int round, int64_t* ones,
                   int64_t* fetched) {
@@ -20,8 +26,8 @@ static void Round(MPI_Win win, int target, int round, int64_t* ones,
   MPI_Fetch_and_op(&one, &old, MPI_INT64_T, target, kFop, MPI_SUM, win);
   MPI_Accumulate(&one, 1, MPI_INT64_T, target, kAcc, 1, MPI_INT64_T, MPI_SUM,
                  win);
-  MPI_Get_accumulate(&one, 1, MPI_INT64_T, &old, 1, MPI_INT64_T, target,
-                     kGacc, 1, MPI_INT64_T, MPI_SUM, win);
+  MPI_Get_accumulate(&one, 1, MPI_INT64_T, &old, 1, MPI_INT64_T, target, kGacc,
+                     1, MPI_INT64_T, MPI_SUM, win);
   if (round % 2) {
     MPI_Get_accumulate(ones, BULK, MPI_INT64_T, fetched, BULK, MPI_INT64_T,
                        target, kBulk, BULK, MPI_INT64_T, MPI_SUM, win);

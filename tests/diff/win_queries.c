@@ -43,8 +43,8 @@ static void InfoString(MPI_Win win, char* out, size_t cap) {
   qsort(items, (size_t)nkeys, sizeof(char*), CmpStr);
   size_t used = 0;
   for (int i = 0; i < nkeys; ++i) {
-    const int w = snprintf(out + used, cap - used, "%s%s", i ? ";" : "",
-                           items[i]);
+    const int w =
+        snprintf(out + used, cap - used, "%s%s", i ? ";" : "", items[i]);
     if (w > 0 && used + (size_t)w < cap) used += (size_t)w;
     free(items[i]);
   }
@@ -62,7 +62,8 @@ static void PrintLines(const char* label, const char* line) {
   MPI_Gather(mine, LINE, MPI_CHAR, all, LINE, MPI_CHAR, 0, MPI_COMM_WORLD);
   if (du.rank == 0) {
     int same = 1;
-    for (int r = 1; r < du.size; ++r) same &= strcmp(all, all + (size_t)r * LINE) == 0;
+    for (int r = 1; r < du.size; ++r)
+      same &= strcmp(all, all + (size_t)r * LINE) == 0;
     if (same) {
       printf("%s: %s\n", label, all);
     } else {
@@ -102,9 +103,9 @@ static void Query(const char* name, MPI_Win win, MPI_Comm comm) {
     void* base = (void*)&used; /* a value no query returns */
     const int rc = MPI_Win_shared_query(win, r, &qsize, &unit, &base);
     const int cls = du_error_class(rc);
-    const int w = snprintf(
-        line + used, sizeof line - used, "%s%d:%s", r == MPI_PROC_NULL ? "" : " ",
-        r, du_class_name(cls));
+    const int w =
+        snprintf(line + used, sizeof line - used, "%s%d:%s",
+                 r == MPI_PROC_NULL ? "" : " ", r, du_class_name(cls));
     if (w > 0) used += (size_t)w;
     if (cls == MPI_SUCCESS) {
       const int w2 =

@@ -39,7 +39,8 @@ static void PrintAttrs(const char* name, MPI_Win win, MPI_Comm comm) {
   MPI_Aint* size = NULL;
   long long mine[4] = {-1, -1, -1, -1};
   if (MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &flavor, &flag) ==
-          MPI_SUCCESS && flag) {
+          MPI_SUCCESS &&
+      flag) {
     mine[0] = *flavor;
   }
   if (MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag) == MPI_SUCCESS &&
@@ -64,8 +65,8 @@ static void PrintAttrs(const char* name, MPI_Win win, MPI_Comm comm) {
   char wname[MPI_MAX_OBJECT_NAME] = "";
   int len = 0;
   MPI_Win_get_name(win, wname, &len);
-  long long row[6] = {mine[0], mine[1], mine[2], mine[3], cmp == MPI_IDENT,
-                      len};
+  long long row[6] = {mine[0], mine[1],          mine[2],
+                      mine[3], cmp == MPI_IDENT, len};
   long long* all = du.rank == 0 ? malloc(sizeof row * du.size) : NULL;
   MPI_Gather(row, 6, MPI_LONG_LONG, all, 6, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
   if (du.rank == 0) {
@@ -102,8 +103,8 @@ int main(int argc, char** argv) {
    * int 16 + 4 * origin of every target). */
   const int a_ints = (me + 1) * 64 + 4 * n;
   int32_t* wa = NULL;
-  MPI_Win_allocate((MPI_Aint)a_ints * 4, 4, MPI_INFO_NULL, MPI_COMM_WORLD,
-                   &wa, &win[kWa]);
+  MPI_Win_allocate((MPI_Aint)a_ints * 4, 4, MPI_INFO_NULL, MPI_COMM_WORLD, &wa,
+                   &win[kWa]);
   /* Wr: 32 ints on the reversed communicator. */
   int32_t* wr = NULL;
   MPI_Win_allocate(32 * 4, 4, MPI_INFO_NULL, rev, &wr, &win[kWr]);
@@ -237,7 +238,8 @@ int main(int argc, char** argv) {
     /* Reversed communicator: rev rank rr - 1 is world rank me + 1. */
     const int rev_left_world = (me + 1) % n, rev_ll_world = (me + 2) % n;
     for (int j = 0; j < 8; ++j) {
-      du_check_i64("fence Wr received", wr[4 + j], PutA(rev_left_world + 50, j));
+      du_check_i64("fence Wr received", wr[4 + j],
+                   PutA(rev_left_world + 50, j));
       du_check_i64("fence Wr got", gr[j], PutA(rev_ll_world + 50, j));
     }
     if (has_s) {
@@ -327,7 +329,8 @@ int main(int argc, char** argv) {
       du_check_i64("mixed Wc", wc[16 + 2 * o + j], PutC(o + 7 * me, j));
     }
   }
-  for (int j = 0; j < 4; ++j) du_check_i64("mixed Wd", wd[4 + j], PutD(left, j));
+  for (int j = 0; j < 4; ++j)
+    du_check_i64("mixed Wd", wd[4 + j], PutD(left, j));
   if (has_s) {
     for (int j = 0; j < 4; ++j) {
       du_check_i64("mixed Ws", ws[4 + j], PutS(node_world[s_prev] + 20, j));
@@ -361,8 +364,7 @@ int main(int argc, char** argv) {
         q[4 + 3 * r] = unit;
         q[5 + 3 * r] = bases[r] != NULL;
       }
-      DU_CHECK(sz == (r == 1 ? 0 : (r + 1) * 64), "shared_query size of %d",
-               r);
+      DU_CHECK(sz == (r == 1 ? 0 : (r + 1) * 64), "shared_query size of %d", r);
       if (r == nr && sz > 0) DU_CHECK(bases[r] == ws, "shared_query my base");
     }
   }
@@ -388,14 +390,14 @@ int main(int argc, char** argv) {
   du_report();
   {
     long long* all = me == 0 ? malloc(sizeof q * n) : NULL;
-    MPI_Gather(q, 27, MPI_LONG_LONG, all, 27, MPI_LONG_LONG, 0,
-               MPI_COMM_WORLD);
+    MPI_Gather(q, 27, MPI_LONG_LONG, all, 27, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
     if (me == 0) {
       for (int r = 0; r < n; ++r) {
         const long long* x = all + 27 * r;
-        printf("rank %d Ws shared_query (size disp_unit base!=NULL): "
-               "PROC_NULL [%lld %lld %lld]",
-               r, x[0], x[1], x[2]);
+        printf(
+            "rank %d Ws shared_query (size disp_unit base!=NULL): "
+            "PROC_NULL [%lld %lld %lld]",
+            r, x[0], x[1], x[2]);
         for (int k = 0; k < 8 && x[3 + 3 * k] != -9; ++k) {
           printf(" %d [%lld %lld %lld]", k, x[3 + 3 * k], x[4 + 3 * k],
                  x[5 + 3 * k]);

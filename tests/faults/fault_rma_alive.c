@@ -60,7 +60,7 @@ static void WritePid(const char* dir) {
 
 /* ---- alive: windows of every managed flavor, then exit/abort/kill ---- */
 
-enum { kAliveLongs = 1 << 17 };  /* 1 MiB */
+enum { kAliveLongs = 1 << 17 }; /* 1 MiB */
 
 typedef struct {
   MPI_Win wins[3];
@@ -103,8 +103,7 @@ static void AliveRound(Alive* a, int round) {
       MPI_OK(MPI_Win_flush(t, a->wins[f]));
       MPI_OK(MPI_Get(got, K, MPI_LONG, t, (MPI_Aint)(me + 1) * K, K, MPI_LONG,
                      a->wins[f]));
-      MPI_OK(MPI_Fetch_and_op(&one, &old, MPI_LONG, t, 0, MPI_SUM,
-                              a->wins[f]));
+      MPI_OK(MPI_Fetch_and_op(&one, &old, MPI_LONG, t, 0, MPI_SUM, a->wins[f]));
       MPI_OK(MPI_Win_unlock(t, a->wins[f]));
       if (memcmp(src, got, sizeof(src)) != 0) {
         Fail("%s: put/get to %d in round %d", kFlavors[f], t, round);

@@ -17,10 +17,10 @@ enum { K = 64 };
 /* Prints "rank N: FAIL: ..." to stderr and aborts the job. */
 void Fail(const char* fmt, ...);
 
-#define MPI_OK(call)                                              \
-  do {                                                            \
-    int rc_ = (call);                                             \
-    if (rc_ != MPI_SUCCESS) Fail("%s returned %d", #call, rc_);   \
+#define MPI_OK(call)                                            \
+  do {                                                          \
+    int rc_ = (call);                                           \
+    if (rc_ != MPI_SUCCESS) Fail("%s returned %d", #call, rc_); \
   } while (0)
 
 /* Fails unless the shim manages win (expect 1) or left it to MPI (0);
@@ -37,4 +37,4 @@ void RunWindows(int nspecs, char** specs);
 void RunAlive(const char* mode, const char* piddir);
 void RunChurn(const char* piddir);
 
-#endif  /* RMASHIM_TESTS_FAULTS_FAULT_RMA_UTIL_H_ */
+#endif /* RMASHIM_TESTS_FAULTS_FAULT_RMA_UTIL_H_ */

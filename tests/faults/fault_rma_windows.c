@@ -17,9 +17,9 @@ enum { kCounters = 8 };
 typedef struct {
   MPI_Win win;
   long* base;
-  MPI_Aint longs;  /* this rank's window, in longs */
-  MPI_Aint low, high, ctr;  /* offsets (longs) of the regions, same on all */
-  int own_memory;  /* MPI_Win_create window over calloc'ed memory */
+  MPI_Aint longs;          /* this rank's window, in longs */
+  MPI_Aint low, high, ctr; /* offsets (longs) of the regions, same on all */
+  int own_memory;          /* MPI_Win_create window over calloc'ed memory */
 } Window;
 
 static long Sum(const long* v, int n) {
@@ -59,8 +59,7 @@ void RunWindows(int nspecs, char** specs) {
   for (int w = 0; w < nspecs; ++w) {
     long r0 = 0, others = 0;
     char expect = 0, flavor = 'a';
-    if (sscanf(specs[w], "%ld:%ld:%c:%c", &r0, &others, &expect, &flavor) <
-            3 ||
+    if (sscanf(specs[w], "%ld:%ld:%c:%c", &r0, &others, &expect, &flavor) < 3 ||
         (expect != 'm' && expect != 'u') || (flavor != 'a' && flavor != 'c')) {
       Fail("bad window spec %s", specs[w]);
     }
@@ -85,7 +84,7 @@ void RunWindows(int nspecs, char** specs) {
       Fail("window %d too small", w);
     }
     ws[w].low = 0;
-    ws[w].ctr = smallest - kCounters;          /* the last longs */
+    ws[w].ctr = smallest - kCounters; /* the last longs */
     ws[w].high = ws[w].ctr - (MPI_Aint)K * nranks;
     if (min_longs < 0 || smallest < min_longs) min_longs = smallest;
   }

@@ -11,8 +11,8 @@ int MPI_Put(const void *origin, int origin_count, MPI_Datatype origin_type,
             int target, MPI_Aint disp, int target_count,
             MPI_Datatype target_type, MPI_Win win) {
   if (++puts_seen % 5 == 0) return MPI_SUCCESS;
-  return PMPI_Put(origin, origin_count, origin_type, target, disp,
-                  target_count, target_type, win);
+  return PMPI_Put(origin, origin_count, origin_type, target, disp, target_count,
+                  target_type, win);
 }
 
 int MPI_Accumulate(const void *origin, int origin_count,

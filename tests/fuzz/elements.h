@@ -32,8 +32,8 @@ enum class Repr {
   kFloat,
   kDouble,
   kLongDouble,
-  kBool,      // one byte, 0 or 1
-  kLogical,   // Fortran LOGICAL (int): 0 or 1
+  kBool,     // one byte, 0 or 1
+  kLogical,  // Fortran LOGICAL (int): 0 or 1
   kByte,
   kComplexF,
   kComplexD,

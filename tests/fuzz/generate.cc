@@ -19,7 +19,15 @@ namespace {
 
 constexpr int kMaxOpElements = 48;
 
-enum class Mode { kIdle, kOwned, kShared, kReadOnly, kTicket, kCasSame, kCounter };
+enum class Mode {
+  kIdle,
+  kOwned,
+  kShared,
+  kReadOnly,
+  kTicket,
+  kCasSame,
+  kCounter
+};
 
 const char* ModeName(Mode m) {
   switch (m) {
@@ -164,7 +172,8 @@ class PhaseGen {
   bool PickTarget(Op& op, int n_elems, bool owned);
   TypedBuf MakeBuf(int elem, int n_elems, bool write_side);
   void ResetMarks(int t) {
-    for (RegionState& s : state_[t]) std::fill(s.marks.begin(), s.marks.end(), 0);
+    for (RegionState& s : state_[t])
+      std::fill(s.marks.begin(), s.marks.end(), 0);
   }
   void ResetAllMarks() {
     for (int t = 0; t < n(); ++t) ResetMarks(t);
@@ -220,12 +229,12 @@ void PhaseGen::AssignModes(const std::vector<std::set<int>>& access,
         const std::vector<long> slots = AlignedSlots(t, r, 0, reg.count - 1);
         const bool has_slot = !slots.empty();
         const int pick = rng_.Weighted({
-            1,                                                  // idle
-            6,                                                  // owned
-            shared_ops.empty() ? 0 : 3,                         // shared
-            2,                                                  // read-only
-            TicketOk(e) && has_slot ? 2 : 0,                    // ticket
-            CompareSwapOk(e) && has_slot ? 1 : 0,               // cas-same
+            1,                                     // idle
+            6,                                     // owned
+            shared_ops.empty() ? 0 : 3,            // shared
+            2,                                     // read-only
+            TicketOk(e) && has_slot ? 2 : 0,       // ticket
+            CompareSwapOk(e) && has_slot ? 1 : 0,  // cas-same
             CounterOk(e) && has_slot && !exclusive[t].empty() ? 4 : 0,
         });
         s.mode = static_cast<Mode>(pick);
@@ -388,14 +397,14 @@ int PhaseGen::AddOp(int o, const std::vector<int>& targets,
   op.elem = reg.elem;
   op.note = ModeName(s.mode);
   const int p = passive ? 1 : 0;  // request-based kinds: passive target only
-  std::vector<OpKind> kinds = {OpKind::kPut,  OpKind::kGet,  OpKind::kAcc,
-                               OpKind::kGacc, OpKind::kFop,  OpKind::kCas,
-                               OpKind::kRput, OpKind::kRget, OpKind::kRacc,
+  std::vector<OpKind> kinds = {OpKind::kPut,   OpKind::kGet,  OpKind::kAcc,
+                               OpKind::kGacc,  OpKind::kFop,  OpKind::kCas,
+                               OpKind::kRput,  OpKind::kRget, OpKind::kRacc,
                                OpKind::kRgacc, OpKind::kRmw};
   std::vector<int> weights;
   switch (s.mode) {
     case Mode::kOwned:
-      weights = {5, 5, 4, 3, 2, CompareSwapOk(e) ? 2 : 0,
+      weights = {5,     5,     4,     3,     2, CompareSwapOk(e) ? 2 : 0,
                  2 * p, 2 * p, 2 * p, 2 * p, 0};
       break;
     case Mode::kShared:
@@ -417,7 +426,8 @@ int PhaseGen::AddOp(int o, const std::vector<int>& targets,
       return -1;
   }
   if ((e.group & kPair) && options_.Excludes("fop_pairs")) weights[4] = 0;
-  if (std::all_of(weights.begin(), weights.end(), [](int x) { return x == 0; })) {
+  if (std::all_of(weights.begin(), weights.end(),
+                  [](int x) { return x == 0; })) {
     return -1;
   }
   op.kind = kinds[rng_.Weighted(weights)];
@@ -486,7 +496,8 @@ int PhaseGen::AddOp(int o, const std::vector<int>& targets,
     }
     if (rng_.Percent(2)) n_elems = 0;
     if (!PickTarget(op, n_elems, owned)) return -1;
-    const bool origin_written = op.kind == OpKind::kGet || op.kind == OpKind::kRget;
+    const bool origin_written =
+        op.kind == OpKind::kGet || op.kind == OpKind::kRget;
     op.origin = MakeBuf(op.elem, n_elems, origin_written);
     if (op.kind == OpKind::kGacc || op.kind == OpKind::kRgacc) {
       op.result = MakeBuf(op.elem, n_elems, true);
@@ -542,7 +553,8 @@ void PhaseGen::WaitRequests(int o, std::vector<int>* outstanding, bool all) {
   a.method = static_cast<WaitMethod>(rng_.Below(6));
   rng_.Shuffle(*outstanding);
   const size_t take =
-      all ? outstanding->size() : 1 + rng_.Below(static_cast<int>(outstanding->size()));
+      all ? outstanding->size()
+          : 1 + rng_.Below(static_cast<int>(outstanding->size()));
   a.requests.assign(outstanding->begin(), outstanding->begin() + take);
   outstanding->erase(outstanding->begin(), outstanding->begin() + take);
   plans_[o].actions.push_back(a);
@@ -718,8 +730,8 @@ void PhaseGen::Passive() {
   // tests/fuzz/README.md), so a window uses MPI_MODE_NOCHECK for all its
   // passive-target epochs (lock_all, or one locker per target) or never.
   const bool nocheck = w_.nocheck_locks;
-  const int kind = nocheck ? rng_.Weighted({1, 0, 0, 1})
-                           : rng_.Weighted({3, 4, 3, 2});
+  const int kind =
+      nocheck ? rng_.Weighted({1, 0, 0, 1}) : rng_.Weighted({3, 4, 3, 2});
   std::vector<std::vector<Session>> sessions(n());
   std::vector<bool> excl_ok(n());
   for (int t = 0; t < n(); ++t) excl_ok[t] = rng_.Percent(60);
@@ -753,9 +765,9 @@ void PhaseGen::Passive() {
       Session s;
       for (int t = 0; t < n(); ++t) {
         if (solo_owner[t] != o) continue;
-        s.locks.push_back({t,
-                           rng_.Percent(50) ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED,
-                           nocheck ? MPI_MODE_NOCHECK : 0});
+        s.locks.push_back(
+            {t, rng_.Percent(50) ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED,
+             nocheck ? MPI_MODE_NOCHECK : 0});
       }
       if (!s.locks.empty()) sessions[o].push_back(s);
       continue;
@@ -816,7 +828,8 @@ WindowSpec MakeWindow(const Layout& layout, Rng& rng) {
   } else {
     w.comm = reversed ? CommKind::kWorldReversed : CommKind::kWorld;
     std::vector<int> all(layout.size);
-    for (int r = 0; r < layout.size; ++r) all[r] = reversed ? layout.size - 1 - r : r;
+    for (int r = 0; r < layout.size; ++r)
+      all[r] = reversed ? layout.size - 1 - r : r;
     w.groups.push_back(all);
   }
   std::vector<int> weights;
@@ -904,7 +917,8 @@ Program Generate(const GenOptions& options, const Layout& layout) {
   Rng rng(Mix(options.seed, 0x70726f67));
   // Mostly 1-3 windows; now and then many alive at once.
   const int nwindows = rng.Percent(10) ? rng.Range(4, 9) : rng.Range(1, 3);
-  for (int i = 0; i < nwindows; ++i) prog.windows.push_back(MakeWindow(layout, rng));
+  for (int i = 0; i < nwindows; ++i)
+    prog.windows.push_back(MakeWindow(layout, rng));
   const int budget = options.ops > 0 ? options.ops : rng.Range(30, 160);
   int next_id = 0;
   while (prog.total_ops < budget && prog.phases.size() < 200) {

@@ -118,7 +118,9 @@ void ListOp(const Op& op, const std::vector<int>& world, std::string* out) {
     }
     default:
       Appendf(out, " origin %s%s, target %s", Buf(op.origin).c_str(),
-              op.null_origin ? " (NULL)" : op.bottom ? " (at MPI_BOTTOM)" : "",
+              op.null_origin ? " (NULL)"
+              : op.bottom    ? " (at MPI_BOTTOM)"
+                             : "",
               Buf(op.target_buf).c_str());
       if (op.kind == OpKind::kGacc || op.kind == OpKind::kRgacc) {
         Appendf(out, ", result %s", Buf(op.result).c_str());
@@ -136,7 +138,9 @@ void ListOp(const Op& op, const std::vector<int>& world, std::string* out) {
 
 std::string Listing(const Program& prog, const Filter& filter) {
   std::string out;
-  Appendf(&out, "program seed %llu: %d ranks, nodes [%s], %zu windows, %zu phases, %d ops\n",
+  Appendf(&out,
+          "program seed %llu: %d ranks, nodes [%s], %zu windows, %zu phases, "
+          "%d ops\n",
           static_cast<unsigned long long>(prog.seed), prog.layout.size,
           Ranks(prog.layout.node_of).c_str(), prog.windows.size(),
           prog.phases.size(), prog.total_ops);
@@ -144,11 +148,13 @@ std::string Listing(const Program& prog, const Filter& filter) {
   for (const Phase& p : prog.phases) {
     if (filter.Keeps(p)) used[p.window] = true;
   }
-  for (const std::string& f : prog.excluded) Appendf(&out, "excluded: %s\n", f.c_str());
+  for (const std::string& f : prog.excluded)
+    Appendf(&out, "excluded: %s\n", f.c_str());
   for (size_t i = 0; i < prog.windows.size(); ++i) {
     const WindowSpec& w = prog.windows[i];
     if (!used[i]) {  // created and freed, never accessed
-      Appendf(&out, "window w%zu: %s (no phase uses it)\n", i, FlavorName(w.flavor));
+      Appendf(&out, "window w%zu: %s (no phase uses it)\n", i,
+              FlavorName(w.flavor));
       continue;
     }
     Appendf(&out, "window w%zu: %s over %s communicator%s%s\n", i,
@@ -186,7 +192,8 @@ std::string Listing(const Program& prog, const Filter& filter) {
         for (const Action& a : plan.actions) {
           switch (a.act) {
             case Act::kOp:
-              if (filter.Keeps(plan.ops[a.op])) ListOp(plan.ops[a.op], world, &out);
+              if (filter.Keeps(plan.ops[a.op]))
+                ListOp(plan.ops[a.op], world, &out);
               break;
             case Act::kFence:
               Appendf(&out, "    fence %s\n", Asserts(a.assert_).c_str());
@@ -212,9 +219,10 @@ std::string Listing(const Program& prog, const Filter& filter) {
               Appendf(&out, "    barrier (window communicator)\n");
               break;
             case Act::kLock:
-              Appendf(&out, "    lock %s %d %s\n",
-                      a.lock_type == MPI_LOCK_EXCLUSIVE ? "exclusive" : "shared",
-                      a.target, Asserts(a.assert_).c_str());
+              Appendf(
+                  &out, "    lock %s %d %s\n",
+                  a.lock_type == MPI_LOCK_EXCLUSIVE ? "exclusive" : "shared",
+                  a.target, Asserts(a.assert_).c_str());
               break;
             case Act::kUnlock:
               Appendf(&out, "    unlock %d\n", a.target);

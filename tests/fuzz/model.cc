@@ -31,8 +31,10 @@ void Arith(MPI_Op op, const std::byte* origin, std::byte* target) {
   T r = a;
   if constexpr (std::is_integral_v<T>) {
     using U = std::make_unsigned_t<T>;
-    if (op == MPI_SUM) r = static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-    if (op == MPI_PROD) r = static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+    if (op == MPI_SUM)
+      r = static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+    if (op == MPI_PROD)
+      r = static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
     if (op == MPI_BAND) r = static_cast<T>(a & b);
     if (op == MPI_BOR) r = static_cast<T>(a | b);
     if (op == MPI_BXOR) r = static_cast<T>(a ^ b);
@@ -72,7 +74,8 @@ void WithInteger(int bytes, bool is_signed, Fn fn) {
 template <typename V>
 void Loc(MPI_Op op, const std::byte* origin, std::byte* target, int index_at) {
   const V a = Load<V>(target), b = Load<V>(origin);
-  const int ia = Load<int>(target + index_at), ib = Load<int>(origin + index_at);
+  const int ia = Load<int>(target + index_at),
+            ib = Load<int>(origin + index_at);
   V v = a;
   int i = ia;
   const bool origin_wins = op == MPI_MINLOC ? b < a : b > a;
@@ -141,9 +144,8 @@ void ApplyElement(const ElemType& e, MPI_Op op, const std::byte* origin,
   switch (e.repr) {
     case Repr::kInt:
     case Repr::kUint:
-      WithInteger(e.extent, e.repr == Repr::kInt, [&](auto t) {
-        Arith<decltype(t)>(op, origin, target);
-      });
+      WithInteger(e.extent, e.repr == Repr::kInt,
+                  [&](auto t) { Arith<decltype(t)>(op, origin, target); });
       break;
     case Repr::kFloat:
       Arith<float>(op, origin, target);
@@ -267,8 +269,8 @@ class Machine {
     OpBuffers b = MakeOpBuffers(op);
     if (op.target != MPI_PROC_NULL) {
       const int tw = spec.groups[g][op.target];
-      std::byte* target = out_->memory[p.window][tw].data() +
-                          op.disp * spec.disp_unit[tw];
+      std::byte* target =
+          out_->memory[p.window][tw].data() + op.disp * spec.disp_unit[tw];
       Apply(op, b, target);
     }
     const Buffer* fetched = FetchedBuffer(op, b);
@@ -411,8 +413,8 @@ OpBuffers MakeOpBuffers(const Op& op) {
                             : op.target_buf,
                         op.elem, Mix(op.value_seed, 1), Values::kAny);
   if (op.kind == OpKind::kCas) {
-    b.compare = MakeBuffer(op.target_buf, op.elem, Mix(op.value_seed, 2),
-                           Values::kAny);
+    b.compare =
+        MakeBuffer(op.target_buf, op.elem, Mix(op.value_seed, 2), Values::kAny);
   }
   return b;
 }

@@ -88,8 +88,8 @@ struct Op {
   // The origin buffer passed as MPI_BOTTOM with a datatype of absolute
   // addresses (one hindexed block at the buffer), as ARMCI-MPI does.
   bool bottom = false;
-  uint64_t value_seed = 0;   // origin data (and cas compare) come from it
-  int request = -1;          // request slot (request-based kinds)
+  uint64_t value_seed = 0;  // origin data (and cas compare) come from it
+  int request = -1;         // request slot (request-based kinds)
   // kRmw: how to read and write, and what to add.
   int rmw_read = 0, rmw_write = 0, delta = 0;
   // Multiset key: unit (sub-epoch) of the phase, and the element slot.
@@ -118,7 +118,14 @@ enum class Act {
   kWaitRequests,
 };
 
-enum class WaitMethod { kWaitEach, kWaitall, kTestLoop, kWaitany, kWaitsome, kTestall };
+enum class WaitMethod {
+  kWaitEach,
+  kWaitall,
+  kTestLoop,
+  kWaitany,
+  kWaitsome,
+  kTestall
+};
 
 struct Action {
   Act act = Act::kOp;
@@ -126,7 +133,7 @@ struct Action {
   int target = 0;
   int lock_type = 0;
   int assert_ = 0;
-  std::vector<int> group;  // kPost/kStart: window ranks
+  std::vector<int> group;     // kPost/kStart: window ranks
   std::vector<int> requests;  // kWaitRequests: request slots
   WaitMethod method = WaitMethod::kWaitEach;
 };
@@ -171,7 +178,9 @@ struct GenOptions {
   // use MPI_Win_wait, never MPI_Win_test loops), "fop_pairs" (no
   // MPI_Fetch_and_op on MINLOC/MAXLOC pair types).
   std::set<std::string> exclude;
-  bool Excludes(const char* feature) const { return exclude.count(feature) != 0; }
+  bool Excludes(const char* feature) const {
+    return exclude.count(feature) != 0;
+  }
 };
 
 Program Generate(const GenOptions& options, const Layout& layout);

@@ -57,7 +57,8 @@ bool ParseList(const char* s, std::set<int>* out) {
       char* rest = nullptr;
       const long a = std::strtol(item.c_str(), &rest, 10);
       long b = a;
-      if (dash != std::string::npos) b = std::strtol(item.c_str() + dash + 1, &rest, 10);
+      if (dash != std::string::npos)
+        b = std::strtol(item.c_str() + dash + 1, &rest, 10);
       if (*rest != '\0' || b < a) return false;
       for (long i = a; i <= b; ++i) out->insert(static_cast<int>(i));
     }
@@ -129,9 +130,9 @@ void SetStep(const char* fmt, ...) {
 
 void OnAlarm(int) {
   char msg[400];
-  const int len = snprintf(msg, sizeof msg,
-                           "[rank %d] rma_fuzz watchdog: stuck for %d s in %s\n",
-                           g_rank, g_timeout, g_step);
+  const int len = snprintf(
+      msg, sizeof msg, "[rank %d] rma_fuzz watchdog: stuck for %d s in %s\n",
+      g_rank, g_timeout, g_step);
   if (len > 0) {
     ssize_t ignored = write(2, msg, std::min<size_t>(len, sizeof msg - 1));
     (void)ignored;
@@ -166,7 +167,8 @@ Layout LearnLayout() {
   MPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, node);
   MPI_Comm_free(&node);
   std::vector<int> leaders(l.size);
-  MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT,
+                MPI_COMM_WORLD);
   std::vector<int> distinct = leaders;
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
@@ -235,8 +237,10 @@ WindowRt OpenWindow(const Program& prog, int w, int me) {
     }
   }
   if (!found) {
-    std::fprintf(stderr, "[rank %d] window w%d: communicator order differs "
-                 "from the program's\n", me, w);
+    std::fprintf(stderr,
+                 "[rank %d] window w%d: communicator order differs "
+                 "from the program's\n",
+                 me, w);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   rt.bytes = spec.bytes[me];
@@ -388,7 +392,8 @@ void Executor::RunOp(const Op& op, OpRt& rt, const WindowRt& w,
   const MPI_Aint d = w.Disp(t, op.disp);
   const int tc = op.target_buf.count, rc = op.result.count;
   const MPI_Datatype tt = op.target_buf.type->mpi,
-                     rty = op.result.type ? op.result.type->mpi : MPI_DATATYPE_NULL;
+                     rty = op.result.type ? op.result.type->mpi
+                                          : MPI_DATATYPE_NULL;
   MPI_Request* req = op.request >= 0 ? &reqs[op.request] : nullptr;
   switch (op.kind) {
     case OpKind::kPut:
@@ -457,8 +462,8 @@ void Executor::RunRmw(const Op& op, const WindowRt& w) {
             "MPI_Fetch_and_op");
       break;
     default:
-      Check(MPI_Get_accumulate(ignored, 1, e.type, value, 1, e.type, t, d,
-                               1, e.type, MPI_NO_OP, win),
+      Check(MPI_Get_accumulate(ignored, 1, e.type, value, 1, e.type, t, d, 1,
+                               e.type, MPI_NO_OP, win),
             "MPI_Get_accumulate");
       break;
   }
@@ -469,13 +474,11 @@ void Executor::RunRmw(const Op& op, const WindowRt& w) {
       Check(MPI_Put(value, 1, e.type, t, d, 1, e.type, win), "MPI_Put");
       break;
     case 1:
-      Check(MPI_Accumulate(value, 1, e.type, t, d, 1, e.type, MPI_REPLACE,
-                           win),
+      Check(MPI_Accumulate(value, 1, e.type, t, d, 1, e.type, MPI_REPLACE, win),
             "MPI_Accumulate");
       break;
     default:
-      Check(MPI_Fetch_and_op(value, ignored, e.type, t, d, MPI_REPLACE,
-                             win),
+      Check(MPI_Fetch_and_op(value, ignored, e.type, t, d, MPI_REPLACE, win),
             "MPI_Fetch_and_op");
       break;
   }
@@ -488,7 +491,8 @@ void Executor::WaitFor(const Action& a, std::vector<MPI_Request>& reqs) {
   const int n = static_cast<int>(v.size());
   switch (a.method) {
     case WaitMethod::kWaitEach:
-      for (MPI_Request& r : v) Check(MPI_Wait(&r, MPI_STATUS_IGNORE), "MPI_Wait");
+      for (MPI_Request& r : v)
+        Check(MPI_Wait(&r, MPI_STATUS_IGNORE), "MPI_Wait");
       break;
     case WaitMethod::kWaitall:
       Check(MPI_Waitall(n, v.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
@@ -502,7 +506,8 @@ void Executor::WaitFor(const Action& a, std::vector<MPI_Request>& reqs) {
     case WaitMethod::kWaitany:
       for (;;) {
         int index = 0;
-        Check(MPI_Waitany(n, v.data(), &index, MPI_STATUS_IGNORE), "MPI_Waitany");
+        Check(MPI_Waitany(n, v.data(), &index, MPI_STATUS_IGNORE),
+              "MPI_Waitany");
         if (index == MPI_UNDEFINED) break;
       }
       break;
@@ -533,8 +538,8 @@ void Executor::WaitFor(const Action& a, std::vector<MPI_Request>& reqs) {
   }
 }
 
-void Executor::RecordOp(const Phase& p, const Op& op, int index,
-                        const OpRt& rt, std::vector<std::byte>* ordered) {
+void Executor::RecordOp(const Phase& p, const Op& op, int index, const OpRt& rt,
+                        std::vector<std::byte>* ordered) {
   const Buffer* buf = FetchedBuffer(op, rt);
   if (buf == nullptr) return;
   const std::vector<std::byte> got = Digestible(*buf, op.elem, false);
@@ -547,7 +552,8 @@ void Executor::RecordOp(const Phase& p, const Op& op, int index,
   const std::vector<std::byte> recorded = Recorded(op, *buf);
   ordered->insert(ordered->end(), recorded.begin(), recorded.end());
   if (model_ != nullptr) {
-    const std::vector<std::byte>& want = model_->fetched.at(p.index).at(me_)[index];
+    const std::vector<std::byte>& want =
+        model_->fetched.at(p.index).at(me_)[index];
     if (want != recorded) {
       char what[160];
       snprintf(what, sizeof what, "phase %d op #%d %s (%s) fetched", p.index,
@@ -597,8 +603,8 @@ void Executor::RunPhase(const Phase& p) {
       case Act::kPost:
       case Act::kStart: {
         MPI_Group g;
-        MPI_Group_incl(w.group, static_cast<int>(a.group.size()), a.group.data(),
-                       &g);
+        MPI_Group_incl(w.group, static_cast<int>(a.group.size()),
+                       a.group.data(), &g);
         if (a.act == Act::kPost) {
           Check(MPI_Win_post(g, a.assert_, win), "MPI_Win_post");
         } else {
@@ -614,13 +620,15 @@ void Executor::RunPhase(const Phase& p) {
         Check(MPI_Win_wait(win), "MPI_Win_wait");
         break;
       case Act::kTestLoop:
-        for (int flag = 0; !flag;) Check(MPI_Win_test(win, &flag), "MPI_Win_test");
+        for (int flag = 0; !flag;)
+          Check(MPI_Win_test(win, &flag), "MPI_Win_test");
         break;
       case Act::kCommBarrier:
         MPI_Barrier(w.comm);
         break;
       case Act::kLock:
-        Check(MPI_Win_lock(a.lock_type, a.target, a.assert_, win), "MPI_Win_lock");
+        Check(MPI_Win_lock(a.lock_type, a.target, a.assert_, win),
+              "MPI_Win_lock");
         break;
       case Act::kUnlock:
         Check(MPI_Win_unlock(a.target, win), "MPI_Win_unlock");
@@ -664,7 +672,8 @@ void Executor::RunPhase(const Phase& p) {
   if (!ordered.empty()) {
     char line[96];
     snprintf(line, sizeof line, "O p%05d r%03d n %zu hash %016" PRIx64, p.index,
-             me_, ordered.size(), Fnv(kFnvInit, ordered.data(), ordered.size()));
+             me_, ordered.size(),
+             Fnv(kFnvInit, ordered.data(), ordered.size()));
     lines_.push_back(std::string(line) +
                      (opts_.dump ? " data " + Hex(ordered) : std::string()));
   }
@@ -762,7 +771,8 @@ long Report(const std::vector<std::string>& mine, int me, int size,
     char line[160];
     snprintf(line, sizeof line, "%s values %zu hash %016" PRIx64, key.c_str(),
              values.size(), h);
-    out.push_back(std::string(line) + (dump ? " data" + joined : std::string()));
+    out.push_back(std::string(line) +
+                  (dump ? " data" + joined : std::string()));
   }
   std::sort(out.begin(), out.end());
   std::printf("rma_fuzz seed %llu ranks %d nodes %d phases %zu ops %d\n",
@@ -780,9 +790,9 @@ long Report(const std::vector<std::string>& mine, int me, int size,
 
 // Windows (profile records: one per communicator instance) per flavor, and
 // the operations, summed over ranks, that librmashim.so serves directly by
-// design (docs/how-it-works.md; README.md, "Limitations"): on an allocate, shared or
-// create window whose ranks share one node, every node-local operation
-// (self included); on a window spanning nodes, node-local put/get
+// design (docs/how-it-works.md; README.md, "Limitations"): on an allocate,
+// shared or create window whose ranks share one node, every node-local
+// operation (self included); on a window spanning nodes, node-local put/get
 // (request-based too, and the put/get halves of counters) outside PSCW
 // epochs, and node-local accumulates while the origin holds an exclusive
 // lock on the target (the rest of the accumulate family and PSCW go to MPI
@@ -796,7 +806,8 @@ struct Expectation {
 
 void ExpectDirect(const Program& prog, const Filter& filter, Expectation* e) {
   for (const WindowSpec& w : prog.windows) {
-    e->windows[static_cast<int>(w.flavor)] += static_cast<long>(w.groups.size());
+    e->windows[static_cast<int>(w.flavor)] +=
+        static_cast<long>(w.groups.size());
   }
   for (const Phase& p : prog.phases) {
     if (!filter.Keeps(p)) continue;
@@ -807,7 +818,8 @@ void ExpectDirect(const Program& prog, const Filter& filter, Expectation* e) {
       const std::vector<int>& group = w.groups[g];
       bool one_node = true;
       for (int r : group) {
-        one_node = one_node && prog.layout.node_of[r] == prog.layout.node_of[group[0]];
+        one_node =
+            one_node && prog.layout.node_of[r] == prog.layout.node_of[group[0]];
       }
       for (size_t r = 0; r < p.plans[g].size(); ++r) {
         const RankPlan& plan = p.plans[g][r];
@@ -821,12 +833,14 @@ void ExpectDirect(const Program& prog, const Filter& filter, Expectation* e) {
           if (a.act != Act::kOp) continue;
           const Op& op = plan.ops[a.op];
           if (!filter.Keeps(op) || op.target == MPI_PROC_NULL) continue;
-          if (prog.layout.node_of[group[r]] != prog.layout.node_of[group[op.target]]) {
+          if (prog.layout.node_of[group[r]] !=
+              prog.layout.node_of[group[op.target]]) {
             continue;  // remote: MPI's
           }
           if (create && (Elem(op.elem).group & kPair) != 0) continue;
-          const bool put_get = op.kind == OpKind::kPut || op.kind == OpKind::kGet ||
-                               op.kind == OpKind::kRput || op.kind == OpKind::kRget;
+          const bool put_get =
+              op.kind == OpKind::kPut || op.kind == OpKind::kGet ||
+              op.kind == OpKind::kRput || op.kind == OpKind::kRget;
           const bool all = one_node || exclusive.count(op.target) != 0;
           if (op.kind == OpKind::kRmw) {  // a read, then a write (RunRmw)
             e->direct += all ? 2 : (op.rmw_read == 0) + (op.rmw_write == 0);
@@ -891,17 +905,18 @@ int Main(int argc, char** argv) {
       Executor exec(prog, opts, g_rank, opts.model ? &model : nullptr);
       exec.Run();
       SetStep("report");
-      long diverged = exec.divergences() +
-                      Report(exec.lines(), g_rank, size, prog, opts.dump,
-                             opts.model ? &model : nullptr);
+      long diverged =
+          exec.divergences() + Report(exec.lines(), g_rank, size, prog,
+                                      opts.dump, opts.model ? &model : nullptr);
       long total = 0;
       MPI_Allreduce(&diverged, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
       if (opts.model && g_rank == 0) {
         // Outside the digest (native and shim runs may differ here).
-        std::fprintf(stderr, "rma_fuzz seed %llu: %s (%ld divergences)\n",
-                     static_cast<unsigned long long>(prog.seed),
-                     total == 0 ? "matches the model" : "DIVERGES FROM THE MODEL",
-                     total);
+        std::fprintf(
+            stderr, "rma_fuzz seed %llu: %s (%ld divergences)\n",
+            static_cast<unsigned long long>(prog.seed),
+            total == 0 ? "matches the model" : "DIVERGES FROM THE MODEL",
+            total);
       }
       model_divergences += total;
     }

@@ -13,8 +13,10 @@ using Kind = TypeNode::Kind;
 
 [[noreturn]] void ModelBug(const TypeNode& t, const char* what, long model,
                            long mpi) {
-  std::fprintf(stderr, "rma_fuzz: datatype model bug (%s: model %ld, MPI %ld) "
-               "for %s\n", what, model, mpi, Describe(t).c_str());
+  std::fprintf(stderr,
+               "rma_fuzz: datatype model bug (%s: model %ld, MPI %ld) "
+               "for %s\n",
+               what, model, mpi, Describe(t).c_str());
   std::abort();
 }
 
@@ -144,16 +146,16 @@ void Build(TypeNode& t) {
                        idispl.data(), c.mpi, &t.mpi);
       break;
     case Kind::kIndexedBlock:
-      MPI_Type_create_indexed_block(static_cast<int>(idispl.size()),
-                                    t.blocklen, idispl.data(), c.mpi, &t.mpi);
+      MPI_Type_create_indexed_block(static_cast<int>(idispl.size()), t.blocklen,
+                                    idispl.data(), c.mpi, &t.mpi);
       break;
     case Kind::kHindexed:
       MPI_Type_create_hindexed(static_cast<int>(bytes.size()),
                                t.blocklens.data(), bytes.data(), c.mpi, &t.mpi);
       break;
     case Kind::kHindexedBlock:
-      MPI_Type_create_hindexed_block(static_cast<int>(bytes.size()),
-                                     t.blocklen, bytes.data(), c.mpi, &t.mpi);
+      MPI_Type_create_hindexed_block(static_cast<int>(bytes.size()), t.blocklen,
+                                     bytes.data(), c.mpi, &t.mpi);
       break;
     case Kind::kStruct: {
       std::vector<MPI_Datatype> types(bytes.size(), c.mpi);
@@ -166,9 +168,8 @@ void Build(TypeNode& t) {
                               &t.mpi);
       break;
     case Kind::kSubarray:
-      MPI_Type_create_subarray(static_cast<int>(t.sizes.size()),
-                               t.sizes.data(), t.subsizes.data(),
-                               t.starts.data(),
+      MPI_Type_create_subarray(static_cast<int>(t.sizes.size()), t.sizes.data(),
+                               t.subsizes.data(), t.starts.data(),
                                t.order_c ? MPI_ORDER_C : MPI_ORDER_FORTRAN,
                                c.mpi, &t.mpi);
       break;
@@ -185,7 +186,8 @@ void Build(TypeNode& t) {
     ub = lb + mpi_extent / x;
   }
   if (mpi_lb != lb * x) ModelBug(t, "lb", lb * x, mpi_lb);
-  if (mpi_extent != (ub - lb) * x) ModelBug(t, "extent", (ub - lb) * x, mpi_extent);
+  if (mpi_extent != (ub - lb) * x)
+    ModelBug(t, "extent", (ub - lb) * x, mpi_extent);
   t.lb = lb;
   t.extent = ub - lb;
   int size = 0, elem_size = 0;
@@ -237,8 +239,8 @@ std::vector<int> Partition(int total, int parts, Rng& rng) {
 // Lays out blocks of the given lengths (in `unit`s per element) in
 // increasing order with gaps, then sometimes permutes the blocks (the type
 // map follows the listing order, not the addresses).
-void Blocks(std::vector<int> lens, long unit, Rng& rng, std::vector<int>* out_lens,
-            std::vector<long>* out_displs) {
+void Blocks(std::vector<int> lens, long unit, Rng& rng,
+            std::vector<int>* out_lens, std::vector<long>* out_displs) {
   std::vector<long> displs;
   long at = rng.Below(3) * unit;
   for (int len : lens) {
@@ -355,9 +357,9 @@ TypeRef TryRandom(int elem, int k, long max_span, int depth, Rng& rng) {
       break;
     }
   }
-  if (t->displs.empty() && (t->kind == Kind::kIndexed ||
-                            t->kind == Kind::kHindexed ||
-                            t->kind == Kind::kStruct)) {
+  if (t->displs.empty() &&
+      (t->kind == Kind::kIndexed || t->kind == Kind::kHindexed ||
+       t->kind == Kind::kStruct)) {
     return nullptr;
   }
   Build(*t);
@@ -445,15 +447,15 @@ std::string Describe(const TypeNode& t) {
       return "hindexed_block(" + std::to_string(t.blocklen) + "," +
              ints(t.displs) + "slots, " + child() + ")";
     case Kind::kStruct:
-      return "struct(" + ints(t.blocklens) + "," + ints(t.displs) +
-             "slots, " + child() + ")";
+      return "struct(" + ints(t.blocklens) + "," + ints(t.displs) + "slots, " +
+             child() + ")";
     case Kind::kResized:
       return "resized(lb " + std::to_string(t.resized_lb) + ", extent " +
              std::to_string(t.resized_extent) + " slots, " + child() + ")";
     case Kind::kSubarray:
-      return std::string("subarray(") + ints(t.sizes) + "," +
-             ints(t.subsizes) + "," + ints(t.starts) +
-             (t.order_c ? ",C, " : ",F, ") + child() + ")";
+      return std::string("subarray(") + ints(t.sizes) + "," + ints(t.subsizes) +
+             "," + ints(t.starts) + (t.order_c ? ",C, " : ",F, ") + child() +
+             ")";
   }
   return "?";
 }

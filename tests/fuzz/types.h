@@ -44,7 +44,7 @@ struct TypeNode {
 
   // Filled by Build().
   MPI_Datatype mpi = MPI_DATATYPE_NULL;
-  std::vector<long> map;  // element slots in type-map order
+  std::vector<long> map;    // element slots in type-map order
   long lb = 0, extent = 1;  // slots
 
   ~TypeNode();

@@ -85,7 +85,8 @@ int main(int argc, char **argv) {
   int *base;
   MPI_Win win;
   /* A multiple of 16 bytes: native MPICH 4.0.2 misplaces node-local RMA on
-   * other sizes (docs/using-and-tuning.md "Real applications"), and --disable runs natively. */
+   * other sizes (docs/using-and-tuning.md "Real applications"), and --disable
+   * runs natively. */
   MPI_Win_allocate((kInts + 4) * sizeof(int), sizeof(int), MPI_INFO_NULL,
                    MPI_COMM_WORLD, &base, &win);
   MPI_Win_set_name(win, "ring");

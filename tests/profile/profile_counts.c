@@ -9,7 +9,8 @@ enum { kPuts = 3, kGets = 2, kAccs = 5, kOptOutPuts = 4, kLocks = 2 };
 enum { kRequests = 2, kFences = 3, kPscwRounds = 2, kDynamicPuts = 3 };
 enum { kHoldMs = 200 };
 /* 63 characters, the most the profile keeps: too long for a report line. */
-static const char kContendedName[] = "contended (a name of 63 characters, longer than a report shows)";
+static const char kContendedName[] =
+    "contended (a name of 63 characters, longer than a report shows)";
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -28,8 +29,10 @@ int main(int argc, char** argv) {
   long v = rank, r;
   MPI_Win_lock_all(0, win);
   for (int t = 0; t < size; ++t) {
-    for (int i = 0; i < kPuts; ++i) MPI_Put(&v, 1, MPI_LONG, t, rank, 1, MPI_LONG, win);
-    for (int i = 0; i < kGets; ++i) MPI_Get(&r, 1, MPI_LONG, t, rank, 1, MPI_LONG, win);
+    for (int i = 0; i < kPuts; ++i)
+      MPI_Put(&v, 1, MPI_LONG, t, rank, 1, MPI_LONG, win);
+    for (int i = 0; i < kGets; ++i)
+      MPI_Get(&r, 1, MPI_LONG, t, rank, 1, MPI_LONG, win);
     MPI_Fetch_and_op(&v, &r, MPI_LONG, t, 40, MPI_SUM, win);
   }
   for (int i = 0; i < kAccs; ++i) {
@@ -51,12 +54,13 @@ int main(int argc, char** argv) {
   MPI_Info_set(info, "rmashim_managed", "false");
   long* base2;
   MPI_Win optout;
-  MPI_Win_allocate(8 * sizeof(long), sizeof(long), info, MPI_COMM_WORLD,
-                   &base2, &optout);
+  MPI_Win_allocate(8 * sizeof(long), sizeof(long), info, MPI_COMM_WORLD, &base2,
+                   &optout);
   MPI_Info_free(&info);
   MPI_Win_set_name(optout, "optout");
   MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, optout);
-  for (int i = 0; i < kOptOutPuts; ++i) MPI_Put(&v, 1, MPI_LONG, rank, 0, 1, MPI_LONG, optout);
+  for (int i = 0; i < kOptOutPuts; ++i)
+    MPI_Put(&v, 1, MPI_LONG, rank, 0, 1, MPI_LONG, optout);
   MPI_Win_unlock(rank, optout);
 
   /* "requests": to the right neighbour, kRequests rounds of rput, rget,

@@ -26,7 +26,10 @@ static void expect(const char *part, long index, double got, double want) {
   static const char *last_part;
   static int shown;
   if (got == want) return;
-  if (part != last_part) { last_part = part; shown = 0; }
+  if (part != last_part) {
+    last_part = part;
+    shown = 0;
+  }
   if (shown++ < 5)
     printf("rank %d %s: element %ld is %.17g, expected %.17g\n", me, part,
            index, got, want);
@@ -45,12 +48,14 @@ static void contiguous(double **base) {
   const char *part = "contiguous put/get/acc";
   long before = errors;
   int right = (me + 1) % nproc, left = (me + nproc - 1) % nproc;
-  double *src = malloc(kVec * sizeof(double)), *dst = malloc(kVec * sizeof(double));
+  double *src = malloc(kVec * sizeof(double)),
+         *dst = malloc(kVec * sizeof(double));
   for (int i = 0; i < kContig; i++) src[i] = 1000.0 * me + i;
   ARMCI_Put(src, base[right], kContig * sizeof(double), right);
   ARMCI_Barrier();
   ARMCI_Access_begin(base[me]);
-  for (int i = 0; i < kContig; i++) expect(part, i, base[me][i], 1000.0 * left + i);
+  for (int i = 0; i < kContig; i++)
+    expect(part, i, base[me][i], 1000.0 * left + i);
   ARMCI_Access_end(base[me]);
   ARMCI_Get(base[right], dst, kContig * sizeof(double), right);
   for (int i = 0; i < kContig; i++) expect(part, i, dst[i], src[i]);
@@ -87,9 +92,10 @@ static void strided(double **base) {
   double src[8 * 20], back[8 * 24];
   for (int r = 0; r < 8; r++)
     for (int c = 0; c < 20; c++) src[r * 20 + c] = me * 10000.0 + r * 100 + c;
-  int src_stride[1] = {20 * sizeof(double)}, dst_stride[1] = {kGrid * sizeof(double)};
+  int src_stride[1] = {20 * sizeof(double)},
+      dst_stride[1] = {kGrid * sizeof(double)};
   int count[2] = {16 * sizeof(double), 8};
-  double *patch = base[right] + 2 * kContig + 4 * kGrid + 3;  /* row 4, col 3 */
+  double *patch = base[right] + 2 * kContig + 4 * kGrid + 3; /* row 4, col 3 */
   ARMCI_PutS(src, src_stride, patch, dst_stride, count, 1, right);
   ARMCI_Barrier();
   ARMCI_Access_begin(base[me]);
@@ -105,7 +111,8 @@ static void strided(double **base) {
   ARMCI_GetS(patch, dst_stride, back, back_stride, count, 1, right);
   for (int r = 0; r < 8; r++)
     for (int c = 0; c < 24; c++)
-      expect(part, r * 24 + c, back[r * 24 + c], c < 16 ? src[r * 20 + c] : 0.0);
+      expect(part, r * 24 + c, back[r * 24 + c],
+             c < 16 ? src[r * 20 + c] : 0.0);
   ARMCI_Barrier();
 
   /* Two stride levels: planes of kGrid x kGrid doubles. */
@@ -115,7 +122,8 @@ static void strided(double **base) {
       for (int c = 0; c < 10; c++)
         acc_src[(p * 6 + r) * 10 + c] = me + 1.0 + p * 100 + r * 10 + c;
   int acc_src_stride[2] = {10 * sizeof(double), 60 * sizeof(double)};
-  int acc_dst_stride[2] = {kGrid * sizeof(double), kGrid * kGrid * sizeof(double)};
+  int acc_dst_stride[2] = {kGrid * sizeof(double),
+                           kGrid * kGrid * sizeof(double)};
   int acc_count[3] = {10 * sizeof(double), 6, 3};
   double scale = 1.0;
   for (int k = 0; k < nproc; k++) {
@@ -132,8 +140,8 @@ static void strided(double **base) {
     for (int r = 0; r < kGrid; r++)
       for (int c = 0; c < kGrid; c++) {
         int in = p < 3 && r >= 2 && r < 8 && c >= 5 && c < 15;
-        double want = in ? ranks_sum +
-            nproc * (p * 100.0 + (r - 2) * 10 + (c - 5)) : 0.0;
+        double want =
+            in ? ranks_sum + nproc * (p * 100.0 + (r - 2) * 10 + (c - 5)) : 0.0;
         long at = ((long)p * kGrid + r) * kGrid + c;
         expect(part, at, cube[at], want);
       }
@@ -154,12 +162,12 @@ static void vector(double **base) {
   double src[16 * 3 + 5 * 7], back[16 * 3 + 5 * 7];
   void *s0[16], *d0[16], *s1[5], *d1[5], *b0[16], *b1[5];
   for (int i = 0; i < 16 * 3 + 5 * 7; i++) src[i] = me * 1000.0 + i + 0.5;
-  for (int j = 0; j < 16; j++) {  /* segment j at 8*j */
+  for (int j = 0; j < 16; j++) { /* segment j at 8*j */
     s0[j] = src + 3 * j;
     d0[j] = rarea + 8 * j;
     b0[j] = back + 3 * j;
   }
-  for (int j = 0; j < 5; j++) {  /* segment j at 200 + 11*j */
+  for (int j = 0; j < 5; j++) { /* segment j at 200 + 11*j */
     s1[j] = src + 48 + 7 * j;
     d1[j] = rarea + 200 + 11 * j;
     b1[j] = back + 48 + 7 * j;
@@ -191,7 +199,8 @@ static void vector(double **base) {
   for (int i = 0; i < 32 * 4; i++) acc_src[i] = me + i;
   for (int k = 0; k < nproc; k++) {
     int t = (me + k) % nproc;
-    double *tarea = base[t] + 2 * kContig + (1 + kPlanes) * kGrid * kGrid + kVec / 2;
+    double *tarea =
+        base[t] + 2 * kContig + (1 + kPlanes) * kGrid * kGrid + kVec / 2;
     for (int j = 0; j < 32; j++) {
       as[j] = acc_src + 4 * j;
       ad[j] = tarea + 6 * j;
@@ -255,9 +264,10 @@ static void check_tickets(const char *part, long *mine, int rounds) {
     for (long i = 0; i < (long)rounds * nproc; i++)
       if (all[i] != i) dup++;
     if (dup) {
-      printf("rank 0 %s: %ld of %ld fetched values are not the tickets "
-             "0..%ld (updates lost or fetched twice)\n", part, dup,
-             (long)rounds * nproc, (long)rounds * nproc - 1);
+      printf(
+          "rank 0 %s: %ld of %ld fetched values are not the tickets "
+          "0..%ld (updates lost or fetched twice)\n",
+          part, dup, (long)rounds * nproc, (long)rounds * nproc - 1);
       errors++;
     }
   }
@@ -355,8 +365,10 @@ int main(int argc, char **argv) {
   MPI_Allreduce(&errors, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (me == 0) {
     printf("ranks %d, rounds %d, %.3f s\n", nproc, rounds, MPI_Wtime() - t0);
-    if (all) printf("RESULT wrong (%ld errors)\n", all);
-    else printf("RESULT ok\n");
+    if (all)
+      printf("RESULT wrong (%ld errors)\n", all);
+    else
+      printf("RESULT ok\n");
   }
   free(ints);
   free(longs);

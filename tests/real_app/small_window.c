@@ -60,19 +60,23 @@ int main(int argc, char **argv) {
     long all;
     MPI_Allreduce(&wrong, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 1 % n && wrong)
-      printf("size %2d, rank %d: accumulate+fetch_and_op left %d (expected 2), "
-             "fetched %d (expected 1); put left %d (expected %d), get %d "
-             "(expected %d)\n", size, rank, own, fetched, own_mark, 100 + left,
-             got, mark);
+      printf(
+          "size %2d, rank %d: accumulate+fetch_and_op left %d (expected 2), "
+          "fetched %d (expected 1); put left %d (expected %d), get %d "
+          "(expected %d)\n",
+          size, rank, own, fetched, own_mark, 100 + left, got, mark);
     MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0) printf("window of %2d bytes: %s\n", size, all ? "WRONG" : "ok");
+    if (rank == 0)
+      printf("window of %2d bytes: %s\n", size, all ? "WRONG" : "ok");
     fflush(stdout);
     errors += all;
     MPI_Win_free(&win);
   }
   if (rank == 0) {
-    if (errors) printf("RESULT wrong (%ld errors)\n", errors);
-    else printf("RESULT ok\n");
+    if (errors)
+      printf("RESULT wrong (%ld errors)\n", errors);
+    else
+      printf("RESULT ok\n");
   }
   MPI_Finalize();
   return errors ? 1 : 0;

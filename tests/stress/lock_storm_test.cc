@@ -118,13 +118,12 @@ TEST(LockStormTest, SharedAndExclusiveMix) {
   for (int i = 0; i < rounds; ++i) {
     const int target = target_of(rank, i);
     const bool write = writes(rank, i);
-    ASSERT_EQ(MPI_Win_lock(write ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED,
-                           target, 0, w.win()),
+    ASSERT_EQ(MPI_Win_lock(write ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED, target,
+                           0, w.win()),
               MPI_SUCCESS);
     int64_t pair[2] = {-1, -2};
-    ASSERT_EQ(
-        MPI_Get(pair, 2, MPI_INT64_T, target, 0, 2, MPI_INT64_T, w.win()),
-        MPI_SUCCESS);
+    ASSERT_EQ(MPI_Get(pair, 2, MPI_INT64_T, target, 0, 2, MPI_INT64_T, w.win()),
+              MPI_SUCCESS);
     ASSERT_EQ(MPI_Win_flush(target, w.win()), MPI_SUCCESS);
     torn += pair[0] != pair[1];
     ++reads;

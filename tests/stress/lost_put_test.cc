@@ -77,10 +77,9 @@ int RunRounds(const Sync& sync) {
       for (size_t i = 0; i < kBlockInts; ++i) {
         origin[to][i] = Value(me, to, i, round);
       }
-      EXPECT_EQ(MPI_SUCCESS,
-                MPI_Put(origin[to].data(), kBlockInts, MPI_INT, to,
-                        static_cast<MPI_Aint>(kBlockInts * me), kBlockInts,
-                        MPI_INT, window.win()));
+      EXPECT_EQ(MPI_SUCCESS, MPI_Put(origin[to].data(), kBlockInts, MPI_INT, to,
+                                     static_cast<MPI_Aint>(kBlockInts * me),
+                                     kBlockInts, MPI_INT, window.win()));
     }
     sync.finish(window.win());
     // The origin buffers are the program's again: a put still reading them
@@ -123,7 +122,8 @@ TEST_F(LostPut, FlushAll) {
 TEST_F(LostPut, FlushLocalAllThenFlushAll) {
   EXPECT_EQ(0, RunRounds({LockAll, Nothing,
                           [](MPI_Win win) {
-                            EXPECT_EQ(MPI_SUCCESS, MPI_Win_flush_local_all(win));
+                            EXPECT_EQ(MPI_SUCCESS,
+                                      MPI_Win_flush_local_all(win));
                           },
                           FlushAll, UnlockAll}));
 }
@@ -143,8 +143,7 @@ TEST_F(LostPut, UnlockAll) {
 }
 
 TEST_F(LostPut, Fence) {
-  EXPECT_EQ(0, RunRounds({Fence, Nothing, Fence, Nothing,
-                          [](MPI_Win win) {
+  EXPECT_EQ(0, RunRounds({Fence, Nothing, Fence, Nothing, [](MPI_Win win) {
                             EXPECT_EQ(MPI_SUCCESS,
                                       MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
                           }}));
@@ -154,18 +153,17 @@ TEST_F(LostPut, Fence) {
 TEST_F(LostPut, PostStartCompleteWait) {
   MPI_Group world;
   MPI_Comm_group(MPI_COMM_WORLD, &world);
-  EXPECT_EQ(0, RunRounds({Nothing,
-                          [&](MPI_Win win) {
-                            EXPECT_EQ(MPI_SUCCESS, MPI_Win_post(world, 0, win));
-                            EXPECT_EQ(MPI_SUCCESS, MPI_Win_start(world, 0, win));
-                          },
-                          [](MPI_Win win) {
-                            EXPECT_EQ(MPI_SUCCESS, MPI_Win_complete(win));
-                          },
-                          [](MPI_Win win) {
-                            EXPECT_EQ(MPI_SUCCESS, MPI_Win_wait(win));
-                          },
-                          Nothing}));
+  EXPECT_EQ(
+      0,
+      RunRounds(
+          {Nothing,
+           [&](MPI_Win win) {
+             EXPECT_EQ(MPI_SUCCESS, MPI_Win_post(world, 0, win));
+             EXPECT_EQ(MPI_SUCCESS, MPI_Win_start(world, 0, win));
+           },
+           [](MPI_Win win) { EXPECT_EQ(MPI_SUCCESS, MPI_Win_complete(win)); },
+           [](MPI_Win win) { EXPECT_EQ(MPI_SUCCESS, MPI_Win_wait(win)); },
+           Nothing}));
   MPI_Group_free(&world);
 }
 

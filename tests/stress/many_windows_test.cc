@@ -73,9 +73,8 @@ TEST(ManyWindowsTest, MixedWindowsAliveAtOnce) {
                   MPI_SUCCESS);
         break;
       case Flavor::kShared:
-        ASSERT_EQ(MPI_Win_allocate_shared(bytes, sizeof(int64_t),
-                                          MPI_INFO_NULL, w.comm, &w.mem,
-                                          &w.win),
+        ASSERT_EQ(MPI_Win_allocate_shared(bytes, sizeof(int64_t), MPI_INFO_NULL,
+                                          w.comm, &w.mem, &w.win),
                   MPI_SUCCESS);
         break;
       case Flavor::kCreate:
@@ -134,9 +133,9 @@ TEST(ManyWindowsTest, MixedWindowsAliveAtOnce) {
           w.flavor == Flavor::kDynamic
               ? MPI_Aint_add(w.address[t], me * sizeof(int64_t))
               : me;
-      ASSERT_EQ(MPI_Get(&back[t], 1, MPI_INT64_T, t, disp, 1, MPI_INT64_T,
-                        w.win),
-                MPI_SUCCESS);
+      ASSERT_EQ(
+          MPI_Get(&back[t], 1, MPI_INT64_T, t, disp, 1, MPI_INT64_T, w.win),
+          MPI_SUCCESS);
     }
     ASSERT_EQ(MPI_Win_unlock_all(w.win), MPI_SUCCESS);
     for (int t = 0; t < n; ++t) bad_reads += t != me && back[t] != stamp;
@@ -165,8 +164,8 @@ TEST(ManyWindowsTest, MixedWindowsAliveAtOnce) {
       const int64_t want = s >= n || s == me ? -1 : Stamp(world, i);
       if (w.mem[s] != want) {
         if (++bad <= 5) {
-          ADD_FAILURE() << "window " << i << " slot " << s << ": "
-                        << w.mem[s] << ", want " << want;
+          ADD_FAILURE() << "window " << i << " slot " << s << ": " << w.mem[s]
+                        << ", want " << want;
         }
       }
     }
@@ -198,7 +197,8 @@ TEST(ManyWindowsTest, MixedWindowsAliveAtOnce) {
   EXPECT_TRUE(IsManaged(win));
   mem[Rank()] = -1;
   MPI_Barrier(MPI_COMM_WORLD);
-  const int right = (Rank() + 1) % Size(), left = (Rank() + Size() - 1) % Size();
+  const int right = (Rank() + 1) % Size(),
+            left = (Rank() + Size() - 1) % Size();
   const int64_t stamp = Stamp(Rank(), kWindows);
   MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win);
   MPI_Put(&stamp, 1, MPI_INT64_T, right, Rank(), 1, MPI_INT64_T, win);

@@ -104,8 +104,8 @@ TEST(ThreadsStressTest, OwnAndSharedWindowsFromFourThreads) {
           const int64_t one = 1, weight = t + 1, value = Stamp(rank, t, k);
           int64_t ticket = -1;
           // Own window: counter, ticket, put.
-          err += MPI_Accumulate(&one, 1, MPI_INT64_T, target, 0, 1,
-                                MPI_INT64_T, MPI_SUM, mine) != MPI_SUCCESS;
+          err += MPI_Accumulate(&one, 1, MPI_INT64_T, target, 0, 1, MPI_INT64_T,
+                                MPI_SUM, mine) != MPI_SUCCESS;
           err += MPI_Fetch_and_op(&one, &ticket, MPI_INT64_T, target, 1,
                                   MPI_SUM, mine) != MPI_SUCCESS;
           err += MPI_Put(&value, 1, MPI_INT64_T, target, slot(rank, t, k), 1,
@@ -117,8 +117,8 @@ TEST(ThreadsStressTest, OwnAndSharedWindowsFromFourThreads) {
           int64_t shared_ticket = -1;
           err += MPI_Accumulate(&weight, 1, MPI_INT64_T, target, 0, 1,
                                 MPI_INT64_T, MPI_SUM, shared) != MPI_SUCCESS;
-          err += MPI_Fetch_and_op(&one, &shared_ticket, MPI_INT64_T, target,
-                                  1, MPI_SUM, shared) != MPI_SUCCESS;
+          err += MPI_Fetch_and_op(&one, &shared_ticket, MPI_INT64_T, target, 1,
+                                  MPI_SUM, shared) != MPI_SUCCESS;
           err += MPI_Put(&value, 1, MPI_INT64_T, target, slot(rank, t, k), 1,
                          MPI_INT64_T, shared) != MPI_SUCCESS;
           err += MPI_Win_flush(target, shared) != MPI_SUCCESS;
@@ -161,7 +161,8 @@ TEST(ThreadsStressTest, OwnAndSharedWindowsFromFourThreads) {
     ExpectUniqueTickets(own_tickets[t], per_window, "own window");
   }
   std::vector<int64_t> flat;
-  for (const auto& v : shared_tickets) flat.insert(flat.end(), v.begin(), v.end());
+  for (const auto& v : shared_tickets)
+    flat.insert(flat.end(), v.begin(), v.end());
   ExpectUniqueTickets(flat, per_window * kThreads, "shared window");
   MPI_Barrier(MPI_COMM_WORLD);
   for (int t = 0; t < kThreads; ++t) MPI_Win_free(&own[t]);

@@ -199,8 +199,8 @@ int Cycle(Flavor flavor, MPI_Comm comm, int cycle, bool* managed) {
     ++bad;
   }
   MPI_Win_flush(right, win);
-  if (MPI_Get(&back, 1, MPI_INT64_T, right, target_disp, 1, MPI_INT64_T,
-              win) != MPI_SUCCESS) {
+  if (MPI_Get(&back, 1, MPI_INT64_T, right, target_disp, 1, MPI_INT64_T, win) !=
+      MPI_SUCCESS) {
     ++bad;
   }
   MPI_Win_unlock_all(win);
@@ -231,9 +231,9 @@ void Churn(Flavor flavor) {
     // pass vacuously).
     int64_t* mem = nullptr;
     MPI_Win win;
-    ASSERT_EQ(MPI_Win_allocate(4096, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
-                               &win),
-              MPI_SUCCESS);
+    ASSERT_EQ(
+        MPI_Win_allocate(4096, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win),
+        MPI_SUCCESS);
     EXPECT_GT(ShmMappings(), shm_before) << "no /dev/shm mapping seen";
     MPI_Win_free(&win);
   }
@@ -241,7 +241,8 @@ void Churn(Flavor flavor) {
   const auto start = std::chrono::steady_clock::now();
   // Mappings a freed window may leave in the segment cache: its own and
   // each node peer's segment, of the probe's window and of this flavor's.
-  const bool cache_off = rmashim_test::EnvInt("RMASHIM_SEGMENT_CACHE_MIB", 1) == 0;
+  const bool cache_off =
+      rmashim_test::EnvInt("RMASHIM_SEGMENT_CACHE_MIB", 1) == 0;
   int node_ranks = 0;
   for (bool local : rmashim_test::NodeLocalRanks()) node_ranks += local;
   int cached = cache_off ? 0 : -1;  // as after the first cycle
@@ -270,9 +271,9 @@ void Churn(Flavor flavor) {
   }
   const Usage last = CurrentUsage();
   MPI_Barrier(MPI_COMM_WORLD);
-  const double seconds = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - start)
-                             .count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   if (Rank() == 0) {
     std::fprintf(stderr,
                  "%s: %d cycles in %.1f s; after cycle %d / %d: %s %ld / %ld "

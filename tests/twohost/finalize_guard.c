@@ -1,9 +1,9 @@
 /* Marks that a rank has finished all its MPI work, for the two-host tier's
  * runner (tests/twohost/run_twohost.sh): MPICH 4.0.2 over UCX between the
- * two simulated hosts often hangs inside MPI_Finalize (docs/testing.md "Tests"),
- * natively and under the shim alike, after the program's output and the
- * shim's profile are complete. Preloaded into every rank of both runs (after
- * librmashim.so, so the shim's own MPI_Finalize work has run before), it
+ * two simulated hosts often hangs inside MPI_Finalize (docs/testing.md
+ * "Tests"), natively and under the shim alike, after the program's output and
+ * the shim's profile are complete. Preloaded into every rank of both runs
+ * (after librmashim.so, so the shim's own MPI_Finalize work has run before), it
  * wraps MPI_Finalize and PMPI_Finalize: barrier on MPI_COMM_WORLD, flush
  * stdio, create $RMASHIM_TWOHOST_MARKS/final.<world rank>, then the real
  * PMPI_Finalize. When every rank's mark exists the runner may end a job that

@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
   IsManaged is_managed =
       (IsManaged)(uintptr_t)dlsym(RTLD_DEFAULT, "rmashim_win_is_managed");
   int managed = 0;
-  if (is_managed == NULL || is_managed(win, &managed) != MPI_SUCCESS) managed = 0;
+  if (is_managed == NULL || is_managed(win, &managed) != MPI_SUCCESS)
+    managed = 0;
   if (rank == 0) printf("managed=%d\n", managed);
   MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
   for (int i = 0; i < N; ++i) base[i] = 0;
@@ -61,7 +62,8 @@ int main(int argc, char** argv) {
   MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, win);
   MPI_Get(got, N / 2, MPI_INT64_T, peer, 0, N / 2, MPI_INT64_T, win);
   MPI_Win_unlock(peer, win);
-  for (int i = 0; i < N / 2; ++i) Check(got[i] == src[i], "get", got[i], src[i]);
+  for (int i = 0; i < N / 2; ++i)
+    Check(got[i] == src[i], "get", got[i], src[i]);
   if (rank == 0) printf("put/get ok\n");
   MPI_Barrier(MPI_COMM_WORLD);
 

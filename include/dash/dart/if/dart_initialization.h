@@ -1,4 +1,5 @@
-/* DASH's include path for this DART header; it is <dart/dart_initialization.h> here. */
+/* DASH's include path for this DART header; it is <dart/dart_initialization.h>
+ * here. */
 #ifndef DART_DASH_DART_IF_DART_INITIALIZATION_H_
 #define DART_DASH_DART_IF_DART_INITIALIZATION_H_
 
