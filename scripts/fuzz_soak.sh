@@ -56,7 +56,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/fuzz_soak.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cp bazel-bin/tests/fuzz/rma_fuzz bazel-bin/shim/librmashim.so tests/run_mpi.sh \
    tests/fuzz/fuzz_diff.sh tests/profile/check_engaged.py \
-   tests/profile/rmashim_profile.py "$work/"
+   tools/rmashim_profile.py "$work/"
 chmod u+w "$work"/*
 findings="$work/findings.log" native_log="$work/native.log"
 : >"$findings"

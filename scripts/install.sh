@@ -222,7 +222,7 @@ main() {
   install_file "$root/tools/rmashim" "$prefix/bin/rmashim" 755
   sed -i "s/^VERSION = .*/VERSION = \"$version\"/" "$prefix/bin/rmashim"
   local module
-  for module in rmashim_report.py rmashim_png.py rmashim_check.py; do
+  for module in rmashim_profile.py rmashim_report.py rmashim_png.py rmashim_check.py; do
     install_file "$root/tools/$module" "$prefix/lib/rmashim/$module" 644
   done
   write_man rmashim "$prefix/bin/rmashim" --help

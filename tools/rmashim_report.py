@@ -1,16 +1,15 @@
 """`rmashim report FILE.json`: the shim's profile JSON (docs/using-and-tuning.md "Profiling",
 schema rmashim-profile-1) as a per-window text report that also says, for
 every reason operations fell back to MPI, what the user could change; the
-picture is drawn by rmashim_png.py. Only the Python standard library."""
-import json
+picture is drawn by rmashim_png.py. The schema and the derived counts are
+rmashim_profile.py's (installed beside it). Only the Python standard
+library."""
+import rmashim_profile as schema
 
-SCHEMA = "rmashim-profile-1"
-OPS = ["put", "get", "accumulate", "get_accumulate", "fetch_and_op",
-       "compare_and_swap", "rput", "rget", "raccumulate", "rget_accumulate"]
-REACHES = ["self", "node", "remote"]
-SYNCS = ["lock", "unlock", "lock_all", "unlock_all", "flush", "flush_local",
-         "flush_all", "flush_local_all", "sync", "fence", "post", "start",
-         "complete", "wait", "test"]
+SCHEMA = schema.SCHEMA
+OPS = schema.OPS
+REACHES = schema.REACHES
+SYNCS = schema.SYNCS
 
 # Each fallback reason (the JSON key), the shim's own text for it
 # (shim/profile.cc) and one line of advice.
@@ -50,25 +49,24 @@ FALLBACKS = {
 }
 
 
+# One advice entry per fallback reason of the schema, in its order.
+assert list(FALLBACKS) == schema.FALLBACKS, "rmashim_profile.FALLBACKS"
+
+
 class BadProfile(Exception):
     """The file is not an rmashim profile the report understands."""
 
 
 def load(path):
-    """The profile document at `path`; raises BadProfile if it is not one."""
+    """The profile document at `path`, checked against the schema
+    (rmashim_profile.load); raises BadProfile if it is not one."""
     try:
-        with open(path) as f:
-            doc = json.load(f)
+        return schema.load(path)
     except (OSError, ValueError) as e:
         raise BadProfile(f"{path}: {e}") from e
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        raise BadProfile(f"{path}: not an rmashim profile (schema "
-                         f"{SCHEMA!r} expected)")
-    for w in doc.get("windows", []):
-        missing = {"id", "flavor", "managed", "ops", "fallbacks"} - set(w)
-        if missing:
-            raise BadProfile(f"{path}: window without {sorted(missing)}")
-    return doc
+    except (AssertionError, KeyError, TypeError, AttributeError) as e:
+        raise BadProfile(f"{path}: not an rmashim profile of schema "
+                         f"{SCHEMA!r} ({e!r})") from e
 
 
 def op_count(w, op, reach):
@@ -95,11 +93,8 @@ def local_ops(w):
 
 
 def served_ops(w):
-    """Node-local operations the shim served itself: on managed windows,
-    self and node operations minus those that fell back."""
-    if not w["managed"]:
-        return 0
-    return max(0, local_ops(w) - sum(fallback_counts(w).values()))
+    """Node-local operations the shim served itself (the tests' count)."""
+    return schema.served_directly(w)
 
 
 def title(w):

@@ -35,6 +35,9 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+# The profile's schema module (tools/rmashim_profile.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)),
+                                "..", "..", "tools"))
 import rmashim_profile as rp  # noqa: E402
 
 WARNING = re.compile(r"rmashim: (.*)")

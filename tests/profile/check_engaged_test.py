@@ -11,6 +11,9 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+# The profile's schema module (tools/rmashim_profile.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)),
+                                "..", "..", "tools"))
 import check_engaged  # noqa: E402
 import rmashim_profile as rp  # noqa: E402
 

@@ -7,6 +7,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+# The profile's schema module (tools/rmashim_profile.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)),
+                                "..", "..", "tools"))
 import rmashim_profile  # noqa: E402
 
 # profile_names.c's kName, and what the JSON must decode it to.

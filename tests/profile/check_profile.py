@@ -13,6 +13,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+# The profile's schema module (tools/rmashim_profile.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)),
+                                "..", "..", "tools"))
 from rmashim_profile import OPS, REACHES, SYNCS, load, reach  # noqa: E402
 
 K_PUTS, K_GETS, K_ACCS, K_OPTOUT_PUTS, K_LOCKS = 3, 2, 5, 4, 2

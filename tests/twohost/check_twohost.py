@@ -23,7 +23,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)),
-                                "..", "profile"))
+                                "..", "..", "tools"))
 import rmashim_profile as rp  # noqa: E402
 
 

@@ -15,6 +15,7 @@ import unittest
 HERE = os.path.dirname(os.path.realpath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "profile"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
 import check_twohost  # noqa: E402
 import rmashim_profile as rp  # noqa: E402
 

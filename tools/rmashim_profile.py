@@ -1,7 +1,9 @@
-"""The shim's profile JSON (docs/using-and-tuning.md "Profiling", schema "rmashim-profile-1"):
-names, schema check and the derived counts the test checkers share
-(check_profile.py: exact counts of known programs; check_engaged.py: the
-shim engaged in a differential or fuzz run)."""
+"""The shim's profile JSON (docs/using-and-tuning.md "Profiling", schema
+"rmashim-profile-1"), defined once: its names, the schema check and the
+derived counts, for the report (rmashim_report.py, installed beside it) and
+the test checkers (tests/profile: check_profile.py, exact counts of known
+programs; check_engaged.py, the shim engaged in a differential or fuzz run).
+Only the Python standard library."""
 import json
 
 SCHEMA = "rmashim-profile-1"
