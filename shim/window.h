@@ -292,17 +292,14 @@ class ManagedWindow {
   // shared memory (a window spanning nodes uses MPI's fence and PSCW).
   bool locks_in_shm() const { return single_node_; }
   // Passive-target locks in the gates of shm_lock.h: on a single-node
-  // window, and on a window spanning nodes whose every rank runs the agent
-  // while one thread calls MPI, where remote origins' locks are taken in
-  // the same gates by an agent on the target's node (agent_locks.h).
-  // Otherwise a window spanning nodes keeps MPI's own locks, so remote
-  // origins are excluded too.
+  // window, and where every rank runs the agent and one thread calls MPI
+  // (remote origins' locks then taken by an agent, agent_locks.h); else
+  // MPI's own locks, which exclude remote origins too.
   bool lock_gates() const { return single_node_ || locks_via_agent_; }
   bool locks_via_agent() const { return locks_via_agent_; }
-  // The window rank whose agent takes locks on `rank` for remote origins:
-  // the first window rank of `rank`'s node (locks_via_agent() only).
+  // The window rank whose agent takes locks on `rank` for remote origins
+  // (the first of `rank`'s node), and those of the other nodes, once each.
   int lock_agent_rank(int rank) const { return lock_agent_ranks_[rank]; }
-  // Those of every other node, once each.
   const std::vector<int>& remote_lock_agents() const {
     return remote_lock_agents_;
   }
