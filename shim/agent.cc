@@ -230,7 +230,7 @@ void Serve(AgentState& s) {
   // after kFirstPollNs, then at intervals that double up to kMaxPollNs (a
   // remote locker behind a long critical section costs the agent little),
   // back to the first after every event.
-  constexpr long kFirstPollNs = 2'000, kMaxPollNs = 256'000;
+  constexpr long kFirstPollNs = 2'000, kMaxPollNs = 64'000;
   long poll_ns = kFirstPollNs;
   while (ParkIfAsked(s)) {
     const int n = s.locks.waiting() ? WaitFor(epoll, ready, 64, poll_ns)

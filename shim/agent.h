@@ -168,6 +168,9 @@ int AgentFlushAll(ManagedWindow& w);
 // lock_all share of every node, in node order, this node's by calling
 // `lock_own_node`; AgentUnlockAll releases the other nodes'.
 int AgentLock(ManagedWindow& w, int target, AgentLockKind lock);
+// The window rank whose agent serves `lock` on `target` (agent_locks.h):
+// the target's own for a shared lock, else its node's first rank's.
+int AgentLockServer(const ManagedWindow& w, int target, AgentLockKind lock);
 int AgentUnlock(ManagedWindow& w, int target, AgentLockKind lock);
 int AgentLockAll(ManagedWindow& w, const std::function<void()>& lock_own_node);
 int AgentUnlockAll(ManagedWindow& w);

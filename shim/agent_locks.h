@@ -4,13 +4,16 @@
 // one set of gates: node-local lockers never go through MPI's locks, and a
 // remote origin's lock completes while the target computes without MPI.
 //
-// Which agent. A remote origin asks the agent of the first window rank of
-// the target's node (ManagedWindow::lock_agent_rank) for every lock on that
-// node, so one agent holds all of that origin's shares of the node's `all`
-// shards: like a node-local process (ExclusiveShare), an origin enters the
-// shards once for all of its exclusive locks there and never queues behind
-// a lock_all that waits for one of its own locks (shm_lock.h argues the
-// absence of cycles for one process; the agent stands in for the origin).
+// Which agent. A shared lock touches the target's word only: the target's
+// own agent serves it, so a node's shared-lock traffic is spread over its
+// processes. For exclusive locks and lock_all shares a remote origin asks
+// the agent of the first window rank of the target's node
+// (ManagedWindow::lock_agent_rank), so one agent holds all of that
+// origin's shares of the node's `all` shards: like a node-local process
+// (ExclusiveShare), an origin enters the shards once for all of its exclusive
+// locks there and never queues behind a lock_all that waits for one of its own
+// locks (shm_lock.h argues the absence of cycles for one process; the agent
+// stands in for the origin).
 //  - MPI_LOCK_SHARED on target t: class A of t's `lock` gate.
 //  - MPI_LOCK_EXCLUSIVE on t: class B of every shard, in shard order (first
 //    exclusive lock of that origin on the window only), then class B of t's

@@ -198,7 +198,7 @@ namespace {
 std::vector<std::byte> LockMessage(ManagedWindow& w, RequestKind kind,
                                    int target, AgentLockKind lock) {
   const RequestHeader h{.kind = kind,
-                        .window = w.agent_id(w.lock_agent_rank(target)),
+                        .window = w.agent_id(AgentLockServer(w, target, lock)),
                         .disp = target,
                         .lock = lock};
   return Message(h, 0);
@@ -206,26 +206,31 @@ std::vector<std::byte> LockMessage(ManagedWindow& w, RequestKind kind,
 
 }  // namespace
 
+int AgentLockServer(const ManagedWindow& w, int target, AgentLockKind lock) {
+  return lock == AgentLockKind::kShared ? target : w.lock_agent_rank(target);
+}
+
 int AgentLock(ManagedWindow& w, int target, AgentLockKind lock) {
   AgentState& s = TheAgent();
   std::lock_guard<std::mutex> guard(s.origin_mutex);
-  const int agent = w.world_rank(w.lock_agent_rank(target));
+  const int agent = w.world_rank(AgentLockServer(w, target, lock));
   Enqueue(s, agent, LockMessage(w, RequestKind::kLock, target, lock));
   const int fd = SendQueued(s, agent);
   return fd < 0 ? MPI_ERR_OTHER : AwaitGrant(fd);
 }
 
 // Updates queued for the target go out ahead of the release when the
-// target is its own lock agent: its agent applies them first, on the same
+// target's own agent serves the lock: it applies them first, on the same
 // stream, so they need no flush of their own.
 int AgentUnlock(ManagedWindow& w, int target, AgentLockKind lock) {
   AgentState& s = TheAgent();
   std::lock_guard<std::mutex> guard(s.origin_mutex);
-  if (w.lock_agent_rank(target) == target) {
+  const int server = AgentLockServer(w, target, lock);
+  if (server == target) {
     StateGuard state_guard(w.state_mutex);
     w.agent_pending[target] = 0;
   }
-  const int agent = w.world_rank(w.lock_agent_rank(target));
+  const int agent = w.world_rank(server);
   return Exchange(s, agent, LockMessage(w, RequestKind::kUnlock, target, lock),
                   nullptr, 0);
 }

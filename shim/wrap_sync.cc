@@ -270,7 +270,9 @@ int Unlock(ManagedWindow& w, int rank) {
   // A release by the target's own agent follows its updates on one stream.
   const bool released_by_agent =
       w.locks_via_agent() && !state.nocheck && !w.target(rank).node_local();
-  if (!released_by_agent || w.lock_agent_rank(rank) != rank) {
+  const AgentLockKind kind = AgentLockKindOf(
+      state.mode == LockMode::kShared ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE);
+  if (!released_by_agent || AgentLockServer(w, rank, kind) != rank) {
     if (const int rc = AgentFlush(w, rank)) return Fail(w, rc);
   }
   StateGuard guard(w.state_mutex);
@@ -283,11 +285,7 @@ int Unlock(ManagedWindow& w, int rank) {
     }
     if (state.nocheck) {
     } else if (!w.target(rank).node_local()) {  // after its operations
-      const int released =
-          AgentUnlock(w, rank,
-                      AgentLockKindOf(state.mode == LockMode::kShared
-                                          ? MPI_LOCK_SHARED
-                                          : MPI_LOCK_EXCLUSIVE));
+      const int released = AgentUnlock(w, rank, kind);
       if (rc == MPI_SUCCESS && released != MPI_SUCCESS) rc = Fail(w, released);
     } else {
       if (state.mode == LockMode::kShared) {
