@@ -353,13 +353,22 @@ int ManagedWindow::Adopt(Flavor flavor, MPI_Win app_win, void* base,
 
 // Windows spanning nodes: registers with this process's agent and learns
 // every rank's id (collective over `comm`). The window is agent-served when
-// every rank has an agent and a rank in MPI_COMM_WORLD (the agents talk
-// over a duplicate of it); otherwise no rank sends its agents anything.
+// every rank has an agent and a rank in MPI_COMM_WORLD (agents are found
+// by world rank); otherwise no rank sends its agents anything.
 void ManagedWindow::JoinAgent(MPI_Comm comm) {
   own_agent_id_ = RegisterAgentWindow(this);
+  // Per rank: its agent's id for the window, its node's first rank, and
+  // whether it calls MPI from several threads (one exchange, so every rank
+  // decides the same).
+  const int mine[3] = {own_agent_id_, first_node_rank_,
+                       g_runtime.thread_multiple() ? 1 : 0};
+  std::vector<int> all(size_t{3} * comm_size_);
+  PMPI_Allgather(mine, 3, MPI_INT, all.data(), 3, MPI_INT, comm);
   std::vector<int> ids(comm_size_);
-  PMPI_Allgather(&own_agent_id_, 1, MPI_INT, ids.data(), 1, MPI_INT, comm);
+  bool threaded = false;
   for (int r = 0; r < comm_size_; ++r) {
+    ids[r] = all[3 * size_t(r)];
+    threaded = threaded || all[3 * size_t(r) + 2] != 0;
     if (ids[r] < 0 || world_ranks_[r] < 0) {
       UnregisterAgentWindow(own_agent_id_);
       own_agent_id_ = -1;
@@ -368,12 +377,14 @@ void ManagedWindow::JoinAgent(MPI_Comm comm) {
   }
   agent_ids_ = std::move(ids);
   agent_pending.assign(comm_size_, 0);
-  // Locks through the agents (agent_locks.h) need one thread calling MPI:
-  // an origin waits for a grant on the link its other requests use.
-  if (g_runtime.thread_multiple()) return;
+  // Locks through the agents (agent_locks.h) need one thread calling MPI
+  // on every rank: an origin waits for a grant on the link its other
+  // requests use.
+  if (threaded) return;
   lock_agent_ranks_.resize(comm_size_);
-  PMPI_Allgather(&first_node_rank_, 1, MPI_INT, lock_agent_ranks_.data(), 1,
-                 MPI_INT, comm);
+  for (int r = 0; r < comm_size_; ++r) {
+    lock_agent_ranks_[r] = all[3 * size_t(r) + 1];
+  }
   for (int r = 0; r < comm_size_; ++r) {
     if (lock_agent_ranks_[r] == r && r != first_node_rank_) {
       remote_lock_agents_.push_back(r);
