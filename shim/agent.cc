@@ -253,8 +253,9 @@ void Serve(AgentState& s) {
     if (s.locks.waiting()) GrantWaitingLocks(s);
     // The next request of a burst comes soon: look for it a while before
     // sleeping (AgentSpinNs), without taking the park or stop path.
-    if (n > 0 && !s.locks.waiting()) {
-      const uint64_t until = NowNs() + AgentSpinNs();
+    const uint64_t spin = AgentSpinNs();
+    if (spin > 0 && n > 0 && !s.locks.waiting()) {
+      const uint64_t until = NowNs() + spin;
       while (NowNs() < until && epoll_wait(epoll, ready, 64, 0) == 0) {
         CpuRelax();
       }

@@ -163,14 +163,12 @@ int AgentFlushAll(ManagedWindow& w);
 // (ManagedWindow::locks_via_agent, agent_locks.h). AgentLock returns once
 // the lock on remote `target` is held; AgentUnlock releases it after the
 // caller completed its operations, and returns once it is released (so no
-// release arrives after the window is freed). Updates to a target that is
-// its own lock agent need no AgentFlush before it. AgentLockAll takes the
+// release arrives after the window is freed); it completes the caller's
+// updates to `target` too (on the release's own stream where the target's
+// agent serves the lock, else by an AgentFlush first). AgentLockAll takes the
 // lock_all share of every node, in node order, this node's by calling
 // `lock_own_node`; AgentUnlockAll releases the other nodes'.
 int AgentLock(ManagedWindow& w, int target, AgentLockKind lock);
-// The window rank whose agent serves `lock` on `target` (agent_locks.h):
-// the target's own for a shared lock, else its node's first rank's.
-int AgentLockServer(const ManagedWindow& w, int target, AgentLockKind lock);
 int AgentUnlock(ManagedWindow& w, int target, AgentLockKind lock);
 int AgentLockAll(ManagedWindow& w, const std::function<void()>& lock_own_node);
 int AgentUnlockAll(ManagedWindow& w);

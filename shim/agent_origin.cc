@@ -195,6 +195,12 @@ int AgentFlushAll(ManagedWindow& w) {
 
 namespace {
 
+// The window rank whose agent serves `lock` on `target` (agent_locks.h):
+// the target's own for a shared lock, else its node's first rank's.
+int AgentLockServer(const ManagedWindow& w, int target, AgentLockKind lock) {
+  return lock == AgentLockKind::kShared ? target : w.lock_agent_rank(target);
+}
+
 std::vector<std::byte> LockMessage(ManagedWindow& w, RequestKind kind,
                                    int target, AgentLockKind lock) {
   const RequestHeader h{.kind = kind,
@@ -205,10 +211,6 @@ std::vector<std::byte> LockMessage(ManagedWindow& w, RequestKind kind,
 }
 
 }  // namespace
-
-int AgentLockServer(const ManagedWindow& w, int target, AgentLockKind lock) {
-  return lock == AgentLockKind::kShared ? target : w.lock_agent_rank(target);
-}
 
 int AgentLock(ManagedWindow& w, int target, AgentLockKind lock) {
   AgentState& s = TheAgent();
@@ -221,11 +223,14 @@ int AgentLock(ManagedWindow& w, int target, AgentLockKind lock) {
 
 // Updates queued for the target go out ahead of the release when the
 // target's own agent serves the lock: it applies them first, on the same
-// stream, so they need no flush of their own.
+// stream. Otherwise they are flushed first.
 int AgentUnlock(ManagedWindow& w, int target, AgentLockKind lock) {
+  const int server = AgentLockServer(w, target, lock);
+  if (server != target) {
+    if (const int rc = AgentFlush(w, target)) return rc;
+  }
   AgentState& s = TheAgent();
   std::lock_guard<std::mutex> guard(s.origin_mutex);
-  const int server = AgentLockServer(w, target, lock);
   if (server == target) {
     StateGuard state_guard(w.state_mutex);
     w.agent_pending[target] = 0;

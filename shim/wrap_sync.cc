@@ -267,12 +267,11 @@ int Unlock(ManagedWindow& w, int rank) {
   } else {
     FenceAll();
   }
-  // A release by the target's own agent follows its updates on one stream.
+  // A lock an agent granted: AgentUnlock completes the agent's updates
+  // with the release.
   const bool released_by_agent =
       w.locks_via_agent() && !state.nocheck && !w.target(rank).node_local();
-  const AgentLockKind kind = AgentLockKindOf(
-      state.mode == LockMode::kShared ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE);
-  if (!released_by_agent || AgentLockServer(w, rank, kind) != rank) {
+  if (!released_by_agent) {
     if (const int rc = AgentFlush(w, rank)) return Fail(w, rc);
   }
   StateGuard guard(w.state_mutex);
@@ -285,7 +284,11 @@ int Unlock(ManagedWindow& w, int rank) {
     }
     if (state.nocheck) {
     } else if (!w.target(rank).node_local()) {  // after its operations
-      const int released = AgentUnlock(w, rank, kind);
+      const int released =
+          AgentUnlock(w, rank,
+                      AgentLockKindOf(state.mode == LockMode::kShared
+                                          ? MPI_LOCK_SHARED
+                                          : MPI_LOCK_EXCLUSIVE));
       if (rc == MPI_SUCCESS && released != MPI_SUCCESS) rc = Fail(w, released);
     } else {
       if (state.mode == LockMode::kShared) {

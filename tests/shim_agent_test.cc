@@ -135,6 +135,33 @@ class AgentTest : public testing::TestWithParam<Flavor> {
     }
   }
 
+  // The lowest rank on another node than rank 0's, or -1 (collective:
+  // rank 0's view, from its own node-local ranks).
+  int FirstRemoteRank() const {
+    int origin = -1;
+    for (int r = Size() - 1; r >= 0; --r) {
+      if (!local_[r]) origin = r;
+    }
+    MPI_Bcast(&origin, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return origin;
+  }
+
+  // This rank computes, watching its own counters with plain loads and
+  // calling no MPI, until `tickets` and `added` both reach `count` (true)
+  // or 60 s pass (false); the agent should take milliseconds.
+  bool ComputeUntilCounted(int64_t count) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    Counters* c = Mine();
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (__atomic_load_n(&c->tickets, __ATOMIC_ACQUIRE) == count &&
+          __atomic_load_n(&c->added, __ATOMIC_ACQUIRE) == count) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   void* mem_ = nullptr;
   std::vector<int64_t> buffer_;
   MPI_Win win_ = MPI_WIN_NULL;
@@ -225,27 +252,15 @@ TEST_P(AgentTest, CountersAddUpInEveryPassiveEpoch) {
 // calling MPI: the agent applies the updates and answers the flush.
 TEST_P(AgentTest, RemoteOriginProgressesWhileTargetComputes) {
   ASSERT_TRUE(spans_nodes_) << "registered for the split layouts only";
-  const int rank = Rank(), size = Size();
-  int origin = -1;
-  for (int r = size - 1; r >= 0; --r) {
-    if (!NodeLocalRanks()[r]) origin = r;  // collective: every rank calls it
-  }
-  MPI_Bcast(&origin, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  const int rank = Rank();
+  const int origin = FirstRemoteRank();
   ASSERT_GE(origin, 0);
   Reset();
   HangWatchdog watchdog(120, "remote origin against a computing target");
   if (rank == 0) {
-    // Up to 60 s of computing; the agent should take milliseconds.
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    auto* c = Mine();
-    bool done = false;
-    while (!done && std::chrono::steady_clock::now() < deadline) {
-      done = __atomic_load_n(&c->tickets, __ATOMIC_ACQUIRE) == 1 &&
-             __atomic_load_n(&c->added, __ATOMIC_ACQUIRE) == 1;
-    }
-    EXPECT_TRUE(done) << "the remote origin's updates did not arrive while "
-                         "the target computed";
+    EXPECT_TRUE(ComputeUntilCounted(1))
+        << "the remote origin's updates did not arrive while the target "
+           "computed";
   } else if (rank == origin) {
     const int64_t one = 1;
     int64_t old = -1;
@@ -362,26 +377,15 @@ TEST_P(AgentTest, LocksExcludeLocalAndRemoteLockers) {
 // rank 0 computes without calling MPI.
 TEST_P(AgentTest, RemoteLocksProgressWhileTargetComputes) {
   ASSERT_TRUE(spans_nodes_) << "registered for the split layouts only";
-  const int rank = Rank(), size = Size();
-  int origin = -1;
-  for (int r = size - 1; r >= 0; --r) {
-    if (!NodeLocalRanks()[r]) origin = r;  // collective: every rank calls it
-  }
-  MPI_Bcast(&origin, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  const int rank = Rank();
+  const int origin = FirstRemoteRank();
   ASSERT_GE(origin, 0);
   Reset();
   HangWatchdog watchdog(120, "remote locks against a computing target");
   if (rank == 0) {
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    auto* c = Mine();
-    bool done = false;
-    while (!done && std::chrono::steady_clock::now() < deadline) {
-      done = __atomic_load_n(&c->tickets, __ATOMIC_ACQUIRE) == 3 &&
-             __atomic_load_n(&c->added, __ATOMIC_ACQUIRE) == 3;
-    }
-    EXPECT_TRUE(done) << "the remote origin's locked epochs did not complete "
-                         "while the target computed";
+    EXPECT_TRUE(ComputeUntilCounted(3))
+        << "the remote origin's locked epochs did not complete while the "
+           "target computed";
   } else if (rank == origin) {
     const int64_t one = 1;
     std::vector<int64_t> tickets;
