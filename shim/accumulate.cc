@@ -10,6 +10,7 @@
 #include "shim/direct_stores.h"
 #include "shim/element_ops.h"
 #include "shim/flatten.h"
+#include "shim/mpi_flush.h"
 #include "shim/runtime.h"
 #include "shim/shm_lock.h"
 #include "shim/word_lane.h"
@@ -98,6 +99,11 @@ int CompletePassedThrough(ManagedWindow& w, int target) {
   StateGuard guard(w.state_mutex);
   if (!w.locks[target].mpi_ops_pending) return MPI_SUCCESS;
   w.locks[target].mpi_ops_pending = false;
+  // In MPI's fence epoch (a window spanning nodes) MPI_Win_flush is
+  // erroneous; the target's endpoint is flushed instead (mpi_flush.h).
+  if (w.epoch == AccessEpoch::kFence) {
+    return FlushEndpoint(w.world_rank(target));
+  }
   return PMPI_Win_flush(target, w.app_win());
 }
 
@@ -139,10 +145,10 @@ Route Admit(ManagedWindow& w, int target, MPI_Aint disp,
   }
   // With the agent (agent.h) every origin's accumulate reaches the target
   // through the stripes: node-local origins' directly, remote ones' through
-  // the target's agent. In passive epochs only: fence and PSCW stay MPI's
-  // on these windows, and an MPI epoch of either kind on the window while
-  // another origin holds a passive one on the same target is erroneous.
-  if (w.agent_served() && IsPassive(w.epoch)) {
+  // the target's agent. In every epoch that gets here: passive ones and
+  // fence (wrap_active.cc completes the agents' updates before MPI's
+  // fence); MPI's PSCW epochs pass everything through (CheckEpoch).
+  if (w.agent_served()) {
     *rc = CompletePassedThrough(w, target);
     return Route::kDone;
   }

@@ -45,6 +45,16 @@ void Wake(const AgentState& s) {
   std::abort();  // the agent's thread makes no MPI call, MPI_Abort included
 }
 
+// The registered window a request names. The caller holds
+// s.windows_mutex.
+ManagedWindow& WindowOf(AgentState& s, const RequestHeader& h) {
+  if (h.window < 0 || static_cast<size_t>(h.window) >= s.windows.size() ||
+      s.windows[h.window] == nullptr) {
+    Malformed("unknown window", h);
+  }
+  return *s.windows[h.window];
+}
+
 // Applies one update or compare-and-swap to this process's memory of the
 // window it names, as a node-local origin would (never exclusive: other
 // origins may be updating the same elements through the stripes).
@@ -53,11 +63,7 @@ void Apply(AgentState& s, const RequestHeader& h, const std::byte* body,
   std::vector<std::byte> result;
   {
     std::lock_guard<std::mutex> guard(s.windows_mutex);
-    if (h.window < 0 || static_cast<size_t>(h.window) >= s.windows.size() ||
-        s.windows[h.window] == nullptr) {
-      Malformed("unknown window", h);
-    }
-    const ManagedWindow& w = *s.windows[h.window];
+    const ManagedWindow& w = WindowOf(s, h);
     const Target& t = w.target(w.rank());
     const MPI_Aint base = h.disp * t.disp_unit;
     const auto size = static_cast<size_t>(h.element_size);
@@ -156,11 +162,7 @@ void GrantWaitingLocks(AgentState& s) {
 // it names: the target must be a rank of this process's node.
 AgentLockRequest LockRequest(AgentState& s, const RequestHeader& h, int link) {
   std::lock_guard<std::mutex> guard(s.windows_mutex);
-  if (h.window < 0 || static_cast<size_t>(h.window) >= s.windows.size() ||
-      s.windows[h.window] == nullptr) {
-    Malformed("unknown window", h);
-  }
-  ManagedWindow* w = s.windows[h.window];
+  ManagedWindow* w = &WindowOf(s, h);
   const auto target = static_cast<int>(h.disp);
   if (h.lock != AgentLockKind::kShared && h.lock != AgentLockKind::kExclusive &&
       h.lock != AgentLockKind::kAll) {

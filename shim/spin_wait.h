@@ -82,6 +82,15 @@ void SetSpinProgress(void (*progress)());
 // Runs that hook once (for polling calls such as MPI_Win_test).
 void DriveProgress();
 
+// Runs it once every kServedCallsPerProgress calls: for calls the shim
+// serves without entering MPI on windows spanning nodes. A remote origin's
+// put or get that MPI carries may need this process to enter MPI (emulated
+// RMA over UCX), and a program that polls node-local memory through the
+// shim (a spin lock of compare-and-swap and flush) would otherwise never
+// enter it, where every such call enters MPI natively.
+inline constexpr uint32_t kServedCallsPerProgress = 64;
+void DriveProgressNowAndThen();
+
 // One wait: call Wait (or WaitTurn) each time the condition is found
 // unmet, then look again.
 class Backoff {

@@ -380,18 +380,24 @@ void ManagedWindow::JoinAgent(MPI_Comm comm) {
   // Locks through the agents (agent_locks.h) need one thread calling MPI
   // on every rank: an origin waits for a grant on the link its other
   // requests use.
-  if (threaded) return;
-  lock_agent_ranks_.resize(comm_size_);
-  for (int r = 0; r < comm_size_; ++r) {
-    lock_agent_ranks_[r] = all[3 * size_t(r) + 1];
-  }
-  for (int r = 0; r < comm_size_; ++r) {
-    if (lock_agent_ranks_[r] == r && r != first_node_rank_) {
-      remote_lock_agents_.push_back(r);
+  if (!threaded) {
+    lock_agent_ranks_.resize(comm_size_);
+    for (int r = 0; r < comm_size_; ++r) {
+      lock_agent_ranks_[r] = all[3 * size_t(r) + 1];
     }
+    for (int r = 0; r < comm_size_; ++r) {
+      if (lock_agent_ranks_[r] == r && r != first_node_rank_) {
+        remote_lock_agents_.push_back(r);
+      }
+    }
+    locks_via_agent_ = true;
+    MapAllShards();
   }
-  locks_via_agent_ = true;
-  MapAllShards();
+  // This process's agent may serve the window from the moment another
+  // rank's creation returns: a rank that left the exchange above may send
+  // a lock at once, while this one still sets the window up. So no rank returns
+  // before every rank's set-up is done.
+  PMPI_Barrier(comm);
 }
 
 int ManagedWindow::OpenMpiPassiveEpoch() {

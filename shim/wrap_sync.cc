@@ -22,6 +22,7 @@
 #include "shim/passthrough.h"
 #include "shim/runtime.h"
 #include "shim/shm_lock.h"
+#include "shim/spin_wait.h"
 #include "shim/window.h"
 
 namespace rmashim {
@@ -77,6 +78,8 @@ int FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
     const int rc = flush(rank, w.app_win());
     if (rc != MPI_SUCCESS) return rc;  // MPI called the handler
     if (flush == PMPI_Win_flush) state.mpi_ops_pending = false;
+  } else if (!w.locks_in_shm()) {
+    DriveProgressNowAndThen();
   }
   return MPI_SUCCESS;
 }
@@ -113,6 +116,10 @@ inline bool FastFlushApplies(const ManagedWindow& w, int rank) {
     w.deferred.Disarm();
   }
   PublishDirectStores();
+  // A window spanning nodes: MPI may be carrying other origins' operations
+  // to this process (spin_wait.h).
+  if (!w.plain()) [[unlikely]]
+    DriveProgressNowAndThen();
   return MPI_SUCCESS;
 }
 
