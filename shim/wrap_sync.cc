@@ -304,6 +304,10 @@ int Unlock(ManagedWindow& w, int rank) {
         ReleaseExclusive(w.exclusive_share, w.all_shards(), w.lock_words(rank));
       }
     }
+    // A window spanning nodes: a program may poll node-local memory with
+    // lock, fetch_and_op and unlock (OpenCoarrays' atomic_ref) while other
+    // origins' puts and gets through MPI wait for this process (spin_wait.h).
+    if (!w.locks_in_shm()) DriveProgressNowAndThen();
   }
   MarkUnlocked(w, state);
   return rc;
@@ -387,6 +391,7 @@ int UnlockAll(ManagedWindow& w) {
       }
     }
     w.lock_all_biased = false;
+    if (!w.locks_in_shm()) DriveProgressNowAndThen();  // as in Unlock
   }
   ClearPending(w);
   w.SetEpoch(AccessEpoch::kNone);

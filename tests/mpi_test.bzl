@@ -5,6 +5,12 @@ RANKS = [2, 3, 4]
 LAYOUTS = ["node", "oddeven", "cliques3"]
 SHIM = "//shim:librmashim.so"
 
+def distinct_layout(n, layout):
+    """Whether `layout` on `n` ranks is a placement no other layout of the
+    list gives: cliques3 puts rank r on node r % 3, so on 2 ranks it is the
+    odd-even split again (ranks 0 and 1 on two nodes) and is skipped."""
+    return not (layout == "cliques3" and n == 2)
+
 def mpi_test(name, binary, ranks = RANKS, layouts = LAYOUTS, preload = True,
              env = {}, size = "medium", tags = [], args = []):
     """One sh_test per (ranks, layout): `binary` under mpirun, with the shim
@@ -13,6 +19,8 @@ def mpi_test(name, binary, ranks = RANKS, layouts = LAYOUTS, preload = True,
     tests = []
     for n in ranks:
         for layout in layouts:
+            if not distinct_layout(n, layout):
+                continue
             test = "%s_%dranks_%s" % (name, n, layout)
             data = [binary] + ([SHIM] if preload else [])
             sh_args = [str(n), layout, "$(rootpath %s)" % SHIM if preload else "none",
@@ -64,6 +72,8 @@ def mpi_diff_test(name, binary, ranks = RANKS, layouts = LAYOUTS, args = [],
     tests = []
     for n in ranks:
         for layout in layouts:
+            if not distinct_layout(n, layout):
+                continue
             test = "%s_%dranks_%s" % (name, n, layout)
             least = served.get("%d/%s" % (n, layout), served.get(layout))
             if least == None:
