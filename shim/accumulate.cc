@@ -10,7 +10,6 @@
 #include "shim/direct_stores.h"
 #include "shim/element_ops.h"
 #include "shim/flatten.h"
-#include "shim/mpi_flush.h"
 #include "shim/runtime.h"
 #include "shim/shm_lock.h"
 #include "shim/word_lane.h"
@@ -99,11 +98,6 @@ int CompletePassedThrough(ManagedWindow& w, int target) {
   StateGuard guard(w.state_mutex);
   if (!w.locks[target].mpi_ops_pending) return MPI_SUCCESS;
   w.locks[target].mpi_ops_pending = false;
-  // In MPI's fence epoch (a window spanning nodes) MPI_Win_flush is
-  // erroneous; the target's endpoint is flushed instead (mpi_flush.h).
-  if (w.epoch == AccessEpoch::kFence) {
-    return FlushEndpoint(w.world_rank(target));
-  }
   return PMPI_Win_flush(target, w.app_win());
 }
 
@@ -145,10 +139,14 @@ Route Admit(ManagedWindow& w, int target, MPI_Aint disp,
   }
   // With the agent (agent.h) every origin's accumulate reaches the target
   // through the stripes: node-local origins' directly, remote ones' through
-  // the target's agent. In every epoch that gets here: passive ones and
-  // fence (wrap_active.cc completes the agents' updates before MPI's
-  // fence); MPI's PSCW epochs pass everything through (CheckEpoch).
-  if (w.agent_served()) {
+  // the target's agent. In passive epochs only: fence and PSCW stay MPI's
+  // on these windows, and an MPI epoch of either kind on the window while
+  // another origin holds a passive one on the same target is erroneous.
+  // (Served in fence epochs too, the accumulates made each fence wait for a
+  // round trip to every remote agent that had updates, which on a full
+  // node was many times slower than MPI's own path: the fence row of
+  // bench/results/agent_oddeven.md.)
+  if (w.agent_served() && IsPassive(w.epoch)) {
     *rc = CompletePassedThrough(w, target);
     return Route::kDone;
   }

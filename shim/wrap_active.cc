@@ -2,15 +2,13 @@
 // served in shared memory (shim/active_target.h). Windows spanning nodes use
 // MPI's fence and PSCW on the application's window: direct copies in a
 // fence epoch are published by a memory fence before MPI_Win_fence, whose
-// barrier orders them before the targets' next accesses, and updates sent
-// to agents (shim/agent.h) are complete before it is entered; PSCW epochs
-// there pass every operation through to MPI.
+// barrier orders them before the targets' next accesses; PSCW epochs there
+// pass every operation through to MPI.
 #include <mpi.h>
 
 #include <atomic>
 
 #include "shim/active_target.h"
-#include "shim/agent.h"
 #include "shim/passthrough.h"
 #include "shim/runtime.h"
 #include "shim/window.h"
@@ -21,23 +19,17 @@ namespace {
 
 int MpiFence(ManagedWindow& w, int assert) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  // What went to MPI is complete before MPI's fence returns (mpi_flush.h),
-  // and what went to agents before it is entered.
+  // What went to MPI is complete before MPI's fence returns (mpi_flush.h).
   if (w.epoch == AccessEpoch::kFence) {
     StateGuard guard(w.state_mutex);
     if (const int rc = FlushPassedThroughEndpoints(w)) return rc;
   }
-  if (const int rc = AgentFlushAll(w)) return RaiseOnWindow(w.app_win(), rc);
   if (const int rc = w.CloseMpiPassiveEpoch()) return rc;
-  // With MPI_MODE_NOPRECEDE MPI may skip its barrier. Updates an agent
-  // applies as they arrive must not reach a target still in the epoch
-  // before, so windows with agents keep MPI's barrier.
-  if (w.agent_served()) assert &= ~MPI_MODE_NOPRECEDE;
   const int rc = PMPI_Win_fence(assert, w.app_win());
   if (rc != MPI_SUCCESS) return rc;
   const bool opens_epoch = (assert& MPI_MODE_NOSUCCEED) == 0;
-  // Direct copies of the new epoch must still wait until every node-local
-  // target has fenced.
+  // With MPI_MODE_NOPRECEDE MPI may skip its barrier; direct copies of the
+  // new epoch must still wait until every node-local target has fenced.
   if (opens_epoch && (assert& MPI_MODE_NOPRECEDE) && w.has_node_peers()) {
     NodeBarrier(w);
   }
