@@ -164,36 +164,50 @@ void Measure(const Options& o, Op op, int target, const char* target_name,
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// Fence epochs in which every rank adds to a word of every rank, node-local
-// and remote targets alike (with the agent, the node-local ones in shared
-// memory, the remote ones through the agents); rank 0 reports the time per
-// epoch (accumulates and the closing fence), and the words' sums are
-// checked.
-void MeasureFenceEpochs(const Options& o, int size, MPI_Win win,
-                        int64_t* word) {
+// Epochs in which every rank adds to a word of every rank, node-local and
+// remote targets alike: fence epochs (with the agent running their
+// accumulates still go to MPI) or lock_all epochs (with the agent, the
+// node-local ones in shared memory, the remote ones through the agents,
+// completed at unlock_all). Rank 0 reports the time per epoch (the
+// accumulates and the epoch's end); the word's sums are checked.
+enum class Sweep { kFence, kLockAll };
+
+void MeasureEveryRank(const Options& o, int size, MPI_Win win, Sweep sweep,
+                      int64_t* words) {
   const int64_t one = 1;
   const int warm = 10;
-  MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+  const int word = sweep == Sweep::kFence ? 5 : 6;  // unused by other rows
+  if (sweep == Sweep::kFence) MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
   double t0 = 0;
   for (int i = 0; i < warm + o.iters; ++i) {
     if (i == warm) t0 = Now();
+    if (sweep == Sweep::kLockAll) MPI_Win_lock_all(0, win);
     for (int t = 0; t < size; ++t) {
-      MPI_Accumulate(&one, 1, MPI_INT64_T, t, 40, 1, MPI_INT64_T, MPI_SUM,
+      MPI_Accumulate(&one, 1, MPI_INT64_T, t, 8 * word, 1, MPI_INT64_T, MPI_SUM,
                      win);
     }
-    MPI_Win_fence(0, win);
+    if (sweep == Sweep::kFence) {
+      MPI_Win_fence(0, win);
+    } else {
+      MPI_Win_unlock_all(win);
+    }
   }
   const double t = Now() - t0;
-  MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+  if (sweep == Sweep::kFence) MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+  MPI_Barrier(MPI_COMM_WORLD);
   const int64_t want = int64_t{size} * (warm + o.iters);
-  int wrong = *word != want, any_wrong = 0;
+  int wrong = words[word] != want, any_wrong = 0;
   MPI_Reduce(&wrong, &any_wrong, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) return;
-  Emit(o, any_wrong ? "fence+accumulate to every rank (WRONG SUM)"
-                    : "fence+accumulate to every rank",
-       "every rank", "all ranks in MPI", t / o.iters * 1e6, "us");
+  const std::string what =
+      std::string(sweep == Sweep::kFence ? "fence+accumulate to every rank"
+                                         : "lock_all+accumulate to every "
+                                           "rank+unlock_all") +
+      (any_wrong ? " (WRONG SUM)" : "");
+  Emit(o, what.c_str(), "every rank", "all ranks in MPI", t / o.iters * 1e6,
+       "us");
 }
 
 }  // namespace
@@ -229,7 +243,9 @@ int main(int argc, char** argv) {
     if (local > 0) Measure(o, op, local, "node-local", false, win);
     if (remote > 0) Measure(o, op, remote, "remote", false, win);
   }
-  MeasureFenceEpochs(o, size, win, static_cast<int64_t*>(base) + 5);
+  for (const Sweep sweep : {Sweep::kFence, Sweep::kLockAll}) {
+    MeasureEveryRank(o, size, win, sweep, static_cast<int64_t*>(base));
+  }
   if (remote > 0) {
     Measure(o, Op::kLockAccUnlock, remote, "remote", true, win);
     Measure(o, Op::kLockAllAccUnlockAll, remote, "remote", true, win);

@@ -78,6 +78,17 @@ int AwaitReply(int fd, void* reply, int reply_bytes) {
   return MPI_SUCCESS;
 }
 
+// The empty answers to one request sent on each of `links` (-1: a link
+// that was lost); the first error.
+int AwaitEach(const std::vector<int>& links) {
+  int rc = MPI_SUCCESS;
+  for (const int fd : links) {
+    const int got = fd < 0 ? MPI_ERR_OTHER : AwaitReply(fd, nullptr, 0);
+    if (rc == MPI_SUCCESS) rc = got;
+  }
+  return rc;
+}
+
 // Waits for an answer that may take long (a lock's grant) on `fd`, letting
 // MPI progress every kReadWakeUs meanwhile (agent_link.h): the holders this
 // lock waits for may be completing operations they handed to MPI at this
@@ -184,13 +195,30 @@ int AgentFlush(ManagedWindow& w, int target) {
   return Exchange(s, w.world_rank(target), Message(h, 0), nullptr, 0);
 }
 
+// Every target's flush goes out before any answer is awaited, so the
+// round trips overlap: one round trip's wait for any number of targets.
 int AgentFlushAll(ManagedWindow& w) {
   if (!w.any_agent_pending) return MPI_SUCCESS;
-  for (int target = 0; target < w.comm_size(); ++target) {
-    if (const int rc = AgentFlush(w, target)) return rc;
+  AgentState& s = TheAgent();
+  std::lock_guard<std::mutex> guard(s.origin_mutex);
+  std::vector<int> targets;
+  {
+    StateGuard state_guard(w.state_mutex);
+    if (!w.agent_served()) return MPI_SUCCESS;
+    for (int target = 0; target < w.comm_size(); ++target) {
+      if (!w.agent_pending[target]) continue;
+      w.agent_pending[target] = 0;
+      targets.push_back(target);
+    }
+    w.any_agent_pending = false;
   }
-  w.any_agent_pending = false;
-  return MPI_SUCCESS;
+  const RequestHeader h{.kind = RequestKind::kFlush};
+  std::vector<int> links;
+  for (const int target : targets) {
+    Enqueue(s, w.world_rank(target), Message(h, 0));
+    links.push_back(SendQueued(s, w.world_rank(target)));
+  }
+  return AwaitEach(links);
 }
 
 namespace {
@@ -273,12 +301,7 @@ int AgentUnlockAll(ManagedWindow& w) {
             LockMessage(w, RequestKind::kUnlock, agent, AgentLockKind::kAll));
     links.push_back(SendQueued(s, w.world_rank(agent)));
   }
-  int rc = MPI_SUCCESS;
-  for (const int fd : links) {
-    const int got = fd < 0 ? MPI_ERR_OTHER : AwaitReply(fd, nullptr, 0);
-    if (rc == MPI_SUCCESS) rc = got;
-  }
-  return rc;
+  return AwaitEach(links);
 }
 
 }  // namespace rmashim
