@@ -395,8 +395,8 @@ void ManagedWindow::JoinAgent(MPI_Comm comm) {
   }
   // This process's agent may serve the window from the moment another
   // rank's creation returns: a rank that left the exchange above may send
-  // a lock at once, while this one still sets the window up. So no rank returns
-  // before every rank's set-up is done.
+  // a lock at once, while this one still sets the window up. So no rank
+  // returns before every rank's set-up is done.
   PMPI_Barrier(comm);
 }
 
