@@ -130,9 +130,11 @@ class AgentTest : public testing::TestWithParam<Flavor> {
   // results within the epoch (so passive epochs only: in an active-target
   // epoch MPI defines a fetched value only once the epoch has ended).
   void Round(int target, Fetched* out, bool swap, long long* calls) {
-    const int64_t one = 1;
-    const int64_t ones[2] = {1, 1};
-    const double half = 0.5;
+    // Static: MPI may read an origin buffer until the epoch ends (in the
+    // fence and PSCW epochs MPI serves), long after this call returns.
+    static const int64_t one = 1;
+    static const int64_t ones[2] = {1, 1};
+    static const double half = 0.5;
     out->target = target;
     ASSERT_EQ(MPI_Fetch_and_op(&one, &out->ticket, MPI_INT64_T, target,
                                offsetof(Counters, tickets), MPI_SUM, win_),
@@ -156,12 +158,14 @@ class AgentTest : public testing::TestWithParam<Flavor> {
     ++*calls;
   }
 
-  // Compare-and-swap increment: read, then swap until nobody came between.
+  // Compare-and-swap increment: read, then swap until nobody came between
+  // (in a passive epoch: each fetched value is defined after its flush).
   void SwapIncrement(int target, long long* calls) {
     int64_t seen = 0;
     ASSERT_EQ(MPI_Fetch_and_op(nullptr, &seen, MPI_INT64_T, target,
                                offsetof(Counters, swapped), MPI_NO_OP, win_),
               MPI_SUCCESS);
+    ASSERT_EQ(MPI_Win_flush(target, win_), MPI_SUCCESS);
     ++*calls;
     for (int tries = 0;; ++tries) {
       ASSERT_LT(tries, 1000000) << "compare-and-swap never succeeded";
@@ -170,6 +174,7 @@ class AgentTest : public testing::TestWithParam<Flavor> {
       ASSERT_EQ(MPI_Compare_and_swap(&next, &seen, &old, MPI_INT64_T, target,
                                      offsetof(Counters, swapped), win_),
                 MPI_SUCCESS);
+      ASSERT_EQ(MPI_Win_flush(target, win_), MPI_SUCCESS);
       ++*calls;
       if (old == seen) break;
       seen = old;
