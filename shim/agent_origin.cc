@@ -181,36 +181,26 @@ int AgentCompareSwap(ManagedWindow& w, int target, MPI_Aint disp,
   return Exchange(s, w.world_rank(target), msg, result, static_cast<int>(size));
 }
 
-// Another thread's flush of the same target waits on origin_mutex until
-// this one's answer came: it may have cleared that thread's mark.
-int AgentFlush(ManagedWindow& w, int target) {
-  AgentState& s = TheAgent();
-  std::lock_guard<std::mutex> guard(s.origin_mutex);
-  {
-    StateGuard state_guard(w.state_mutex);
-    if (!w.agent_served() || !w.agent_pending[target]) return MPI_SUCCESS;
-    w.agent_pending[target] = 0;
-  }
-  const RequestHeader h{.kind = RequestKind::kFlush};
-  return Exchange(s, w.world_rank(target), Message(h, 0), nullptr, 0);
-}
+namespace {
 
-// Every target's flush goes out before any answer is awaited, so the
-// round trips overlap: one round trip's wait for any number of targets.
-int AgentFlushAll(ManagedWindow& w) {
-  if (!w.any_agent_pending) return MPI_SUCCESS;
+// Flushes the targets in [first, last) that were sent updates since their
+// last flush: every flush goes out before any answer is awaited, so the
+// round trips overlap. Another thread's flush of the same targets waits on
+// origin_mutex until these answers came: this one may have cleared its
+// marks.
+int FlushPending(ManagedWindow& w, int first, int last) {
   AgentState& s = TheAgent();
   std::lock_guard<std::mutex> guard(s.origin_mutex);
   std::vector<int> targets;
   {
     StateGuard state_guard(w.state_mutex);
     if (!w.agent_served()) return MPI_SUCCESS;
-    for (int target = 0; target < w.comm_size(); ++target) {
+    for (int target = first; target < last; ++target) {
       if (!w.agent_pending[target]) continue;
       w.agent_pending[target] = 0;
       targets.push_back(target);
     }
-    w.any_agent_pending = false;
+    if (first == 0 && last == w.comm_size()) w.any_agent_pending = false;
   }
   const RequestHeader h{.kind = RequestKind::kFlush};
   std::vector<int> links;
@@ -219,6 +209,17 @@ int AgentFlushAll(ManagedWindow& w) {
     links.push_back(SendQueued(s, w.world_rank(target)));
   }
   return AwaitEach(links);
+}
+
+}  // namespace
+
+int AgentFlush(ManagedWindow& w, int target) {
+  return FlushPending(w, target, target + 1);
+}
+
+int AgentFlushAll(ManagedWindow& w) {
+  if (!w.any_agent_pending) return MPI_SUCCESS;
+  return FlushPending(w, 0, w.comm_size());
 }
 
 namespace {

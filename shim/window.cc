@@ -384,8 +384,6 @@ void ManagedWindow::JoinAgent(MPI_Comm comm) {
     lock_agent_ranks_.resize(comm_size_);
     for (int r = 0; r < comm_size_; ++r) {
       lock_agent_ranks_[r] = all[3 * size_t(r) + 1];
-    }
-    for (int r = 0; r < comm_size_; ++r) {
       if (lock_agent_ranks_[r] == r && r != first_node_rank_) {
         remote_lock_agents_.push_back(r);
       }

@@ -84,16 +84,19 @@ int FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
   return MPI_SUCCESS;
 }
 
-// The common flush, inlined into MPI_Win_flush and MPI_Win_flush_local: a
-// passive epoch, profiling off, one thread, nothing passed to MPI. On a
-// plain window (all of that on a single node) every target is node-local
-// and nothing is pending anywhere unless any_mpi_ops_pending says so: no
-// per-target state. On a window spanning nodes the target must be
-// node-local with nothing of its own pending.
-inline bool FastFlushApplies(const ManagedWindow& w, int rank) {
-  if (w.PlainRank(rank)) [[likely]] {
-    return InPassiveEpochWith(w, rank) && !w.any_mpi_ops_pending;
-  }
+// The common flushes, inlined into MPI_Win_flush and MPI_Win_flush_local
+// (InlineFlush): a passive epoch, profiling off, one thread, nothing passed
+// to MPI. On a plain window (all of that on a single node) every target is
+// node-local and nothing is pending anywhere unless any_mpi_ops_pending
+// says so: no per-target state.
+inline bool PlainFlushApplies(const ManagedWindow& w, int rank) {
+  return InPassiveEpochWith(w, rank) && !w.any_mpi_ops_pending;
+}
+
+// On a window spanning nodes the target must be node-local with nothing of
+// its own pending (such a window has no queued accumulates: they need an
+// unstriped slot, which only single-node windows have).
+inline bool NodeLocalFlushApplies(const ManagedWindow& w, int rank) {
   return static_cast<unsigned>(rank) < static_cast<unsigned>(w.comm_size()) &&
          !w.plain() && InPassiveEpochWith(w, rank) && w.profile == nullptr &&
          !w.locks_in_shm() && !g_runtime.thread_multiple() &&
@@ -108,7 +111,7 @@ inline bool FastFlushApplies(const ManagedWindow& w, int rank) {
   return MPI_SUCCESS;
 }
 
-// What a flush FastFlushApplies to does: the burst of queued accumulates
+// What a flush PlainFlushApplies to does: the burst of queued accumulates
 // ended, stores published (a fence, when there are any).
 [[gnu::always_inline]] inline int FastFlush(ManagedWindow& w) {
   if (!w.deferred.idle()) [[unlikely]] {
@@ -116,10 +119,6 @@ inline bool FastFlushApplies(const ManagedWindow& w, int rank) {
     w.deferred.Disarm();
   }
   PublishDirectStores();
-  // A window spanning nodes: MPI may be carrying other origins' operations
-  // to this process (spin_wait.h).
-  if (!w.plain()) [[unlikely]]
-    DriveProgressNowAndThen();
   return MPI_SUCCESS;
 }
 
@@ -130,6 +129,24 @@ inline bool FastFlushApplies(const ManagedWindow& w, int rank) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), kind);
   return w ? FlushTarget(*w, rank, flush) : flush(rank, win);
+}
+
+// MPI_Win_flush and MPI_Win_flush_local: a plain window's flush; else a
+// node-local target's on a window spanning nodes, where MPI may be carrying
+// other origins' operations to this process (spin_wait.h); else FlushSlow.
+[[gnu::always_inline]] inline int InlineFlush(int rank, MPI_Win win,
+                                              SyncKind kind, FlushFn flush) {
+  ManagedWindow* w = FindManagedHome(win);
+  if (w != nullptr) {
+    if (w->PlainRank(rank)) [[likely]] {
+      if (PlainFlushApplies(*w, rank)) return FastFlush(*w);
+    } else if (NodeLocalFlushApplies(*w, rank)) {
+      PublishDirectStores();
+      DriveProgressNowAndThen();
+      return MPI_SUCCESS;
+    }
+  }
+  return FlushSlow(rank, win, kind, flush);
 }
 
 // MPI_Win_flush_all and MPI_Win_flush_local_all: direct copies are complete
@@ -455,15 +472,11 @@ int MPI_Win_unlock_all(MPI_Win win) {
 }
 
 int MPI_Win_flush(int rank, MPI_Win win) {
-  ManagedWindow* w = FindManagedHome(win);
-  if (w != nullptr && FastFlushApplies(*w, rank)) return FastFlush(*w);
-  return FlushSlow(rank, win, SyncKind::kFlush, PMPI_Win_flush);
+  return InlineFlush(rank, win, SyncKind::kFlush, PMPI_Win_flush);
 }
 
 int MPI_Win_flush_local(int rank, MPI_Win win) {
-  ManagedWindow* w = FindManagedHome(win);
-  if (w != nullptr && FastFlushApplies(*w, rank)) return FastFlush(*w);
-  return FlushSlow(rank, win, SyncKind::kFlushLocal, PMPI_Win_flush_local);
+  return InlineFlush(rank, win, SyncKind::kFlushLocal, PMPI_Win_flush_local);
 }
 
 int MPI_Win_flush_all(MPI_Win win) {

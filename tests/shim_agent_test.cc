@@ -2,14 +2,14 @@
 // rank updates at every target with the whole accumulate family, in every
 // epoch kind (lock_all, shared and exclusive locks; and fence and PSCW,
 // whose accumulates go to MPI there), on MPI_Win_allocate and
-// MPI_Win_create memory, add up
-// exactly (no update lost between node-local origins, served in shared
-// memory, and remote ones, applied by the target's agent); tickets are
-// unique; none of it went to MPI; every remote operation was applied by an
-// agent. Exclusive, shared and lock_all lockers, node-local and remote,
-// exclude each other in the shim's lock words (remote ones' taken by the
-// agents). And a remote origin's lock, accumulate and unlock complete while
-// the target computes without calling MPI.
+// MPI_Win_create memory, add up exactly (no update lost between node-local
+// origins, served in shared memory, and remote ones, applied by the
+// target's agent); tickets are unique; in passive epochs none of it went
+// to MPI and every remote operation was applied by an agent. Exclusive,
+// shared and lock_all lockers, node-local and remote, exclude each other in
+// the shim's lock words (remote ones' taken by the agents). And a remote
+// origin's lock, accumulate and unlock complete while the target computes
+// without calling MPI.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
