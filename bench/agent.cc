@@ -23,46 +23,13 @@
 #include <thread>
 #include <vector>
 
+#include "bench/agent_options.h"
+
 namespace {
 
-struct Options {
-  int iters = 2000;
-  int compute_ms = 1000;
-  std::string label = "run";
-};
-
-Options Parse(int argc, char** argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--iters" && i + 1 < argc) {
-      o.iters = std::atoi(argv[++i]);
-    } else if (a == "--compute-ms" && i + 1 < argc) {
-      o.compute_ms = std::atoi(argv[++i]);
-    } else if (a == "--label" && i + 1 < argc) {
-      o.label = argv[++i];
-    } else {
-      std::fprintf(stderr, "agent: unknown argument %s\n", a.c_str());
-      MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-  }
-  return o;
-}
-
-double Now() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-// Busy for `ms` milliseconds without calling MPI.
-void Compute(int ms) {
-  const double end = Now() + ms / 1000.0;
-  volatile uint64_t x = 0;
-  while (Now() < end) {
-    for (int i = 0; i < 1000; ++i) x = x + i;
-  }
-}
+using agent_bench::Compute;
+using agent_bench::Now;
+using agent_bench::Options;
 
 double CpuSeconds() {
   rusage u;
@@ -214,7 +181,7 @@ void MeasureEveryRank(const Options& o, int size, MPI_Win win, Sweep sweep,
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  const Options o = Parse(argc, argv);
+  const Options o = agent_bench::Parse(argc, argv, "agent");
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

@@ -17,7 +17,11 @@
 # Then every (variant, units, layout) runs once under mpirun.mpich
 # (scripts/dash_suite_run.py: a run silent for $IDLE seconds is killed, its
 # test counts as hung, and the run resumes after it). Layout "oddeven" is
-# the simulated two-node split (MPIR_CVAR_ODD_EVEN_CLIQUES=1).
+# the simulated two-node split (MPIR_CVAR_ODD_EVEN_CLIQUES=1), "twohost"
+# two simulated hosts (tests/twohost/hosts.sh: separate network, /dev/shm
+# and PIDs, UCX over TCP; needs root), first half of the units on one.
+# RMASHIM_AGENT=1 in the environment runs libdart with the core's agent
+# (docs/dart.md "Atomics and locks across nodes").
 #
 # Environment: WORK, VARIANTS ("libdart dartmpi"), UNITS ("2 3 4"),
 # LAYOUTS ("node oddeven"; UNITS= builds only), IDLE (180), JOBS (2),
@@ -99,6 +103,15 @@ if [ "$BUILD" = 1 ]; then
       *) echo "unknown variant $v" >&2; exit 2 ;;
     esac
   done
+fi
+
+if [[ " $LAYOUTS " == *" twohost "* ]]; then
+  (cd "$REPO" && bazel build //tests/twohost:libfinalize_guard.so >&2)
+  export RMASHIM_TWOHOST_DIR=$WORK/hosts
+  rm -rf "$RMASHIM_TWOHOST_DIR"
+  mkdir -p "$RMASHIM_TWOHOST_DIR"
+  bash "$REPO/tests/twohost/hosts.sh" up "$RMASHIM_TWOHOST_DIR" >&2
+  trap 'bash "$REPO/tests/twohost/hosts.sh" down "$RMASHIM_TWOHOST_DIR" >&2' EXIT
 fi
 
 echo "DASH $(git -C "$DASH_SRC" rev-parse HEAD 2>/dev/null || echo '(no git)')"

@@ -89,7 +89,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
     ap.add_argument("--units", type=int, required=True)
-    ap.add_argument("--layout", choices=["node", "oddeven"], default="node")
+    ap.add_argument("--layout", choices=["node", "oddeven", "twohost"],
+                    default="node",
+                    help="twohost: across tests/twohost's two simulated "
+                    "hosts (hosts.sh up, RMASHIM_TWOHOST_DIR set)")
     ap.add_argument("--label", default="dash")
     ap.add_argument("--idle", type=float, default=180,
                     help="seconds without output before a run counts as hung")
@@ -97,18 +100,28 @@ def main():
     args = ap.parse_args()
 
     env = dict(os.environ)
+    launch = ["mpirun.mpich", "-n", str(args.units)]
     if args.layout == "oddeven":
         env["MPIR_CVAR_ODD_EVEN_CLIQUES"] = "1"
+    elif args.layout == "twohost":
+        if "RMASHIM_TWOHOST_DIR" not in env:
+            sys.exit("dash_suite_run.py: --layout twohost needs "
+                     "RMASHIM_TWOHOST_DIR (tests/twohost/hosts.sh up DIR)")
+        repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        launch = [os.path.join(repo, "tests/twohost/run_twohost.sh"),
+                  str(args.units), "twohost", "none"]
+        env["MPIEXEC_TIMEOUT"] = "86400"  # a hung test is found by --idle
+        env["RMASHIM_TWOHOST_STREAM"] = "1"  # progress as it comes
     tests = list_tests(args.binary, env)
     results = {}
     with open(args.log, "w") as log:
         while len(results) < len(tests):
             done = sorted(results)
-            cmd = ["mpirun.mpich", "-n", str(args.units), args.binary]
+            cmd = launch + [args.binary]
             if done:
                 cmd.append("--gtest_filter=-" + ":".join(done))
-            log.write("### " + " ".join(cmd[:4]) + " (%d excluded)\n"
-                      % len(done))
+            log.write("### " + " ".join(launch + [args.binary]) +
+                      " (%d excluded)\n" % len(done))
             outcomes, current, ended = run_once(cmd, env, args.idle, log)
             results.update(outcomes)
             if current is not None and current not in results:

@@ -38,7 +38,13 @@ inline EpochAccess CheckEpoch(ManagedWindow& w, int target) {
       return w.locks[target].mode != LockMode::kNone ? EpochAccess::kDirect
                                                      : EpochAccess::kNoEpoch;
     case AccessEpoch::kPscw:
-      if (!w.locks_in_shm()) return EpochAccess::kPassThrough;  // MPI's PSCW
+      // MPI's PSCW (a window spanning nodes): the node-local targets of the
+      // start, whose posts MPI has matched (wrap_active.cc), are direct;
+      // MPI judges the others.
+      if (!w.locks_in_shm()) {
+        return w.locks[target].in_access_group ? EpochAccess::kDirect
+                                               : EpochAccess::kPassThrough;
+      }
       if (!w.locks[target].in_access_group) return EpochAccess::kNoEpoch;
       AwaitPost(w, target);
       return EpochAccess::kDirect;

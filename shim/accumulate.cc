@@ -1,9 +1,11 @@
 #include "shim/accumulate.h"
 
 #include <algorithm>
+#include <span>
 #include <vector>
 
 #include "shim/access.h"
+#include "shim/admission.h"
 #include "shim/agent.h"
 #include "shim/cross_memory.h"
 #include "shim/datatype.h"
@@ -83,76 +85,6 @@ void ApplyRun(const ElementOp& e, bool exclusive, const Target& t,
 
 namespace {
 
-// Argument, epoch and range checks shared by the family, for every window
-// (MPI would corrupt memory out of range); then kPassThrough for targets the
-// shim does not serve directly.
-bool HoldsExclusive(const ManagedWindow& w, int target) {
-  return w.epoch == AccessEpoch::kLock &&
-         w.locks[target].mode == LockMode::kExclusive;
-}
-
-// Operations this process passed to MPI for `target` earlier in the epoch
-// complete before a direct accumulate to it: MPI orders accumulates from one
-// origin to the same location (accumulate_ordering, MPI-3 11.7.2).
-int CompletePassedThrough(ManagedWindow& w, int target) {
-  StateGuard guard(w.state_mutex);
-  if (!w.locks[target].mpi_ops_pending) return MPI_SUCCESS;
-  w.locks[target].mpi_ops_pending = false;
-  return PMPI_Win_flush(target, w.app_win());
-}
-
-Route Admit(ManagedWindow& w, int target, MPI_Aint disp,
-            const Layout& target_layout, int* rc) {
-  if ((*rc = CheckTargetArgs(w, target, disp))) return Route::kDone;
-  if (target == MPI_PROC_NULL) return Route::kDone;
-  switch (CheckEpoch(w, target)) {
-    case EpochAccess::kDirect:
-      break;
-    case EpochAccess::kPassThrough:
-      return Route::kPassThrough;
-    case EpochAccess::kNoEpoch:
-      *rc = MPI_ERR_RMA_SYNC;
-      return Route::kDone;
-  }
-  MPI_Aint offset;
-  if (!FitsInTarget(w.target(target), disp, target_layout, &offset)) {
-    *rc = MPI_ERR_RMA_RANGE;
-    return Route::kDone;
-  }
-  // On a single-node window every origin honours the stripes, also on
-  // MPI_Win_create memory of another process, which is updated through
-  // cross-memory attach under them.
-  if (w.locks_in_shm()) return Route::kDone;
-  // A window spanning nodes: remote origins' accumulates are applied by MPI,
-  // which cannot be atomic with our CPU atomics, so the family goes to MPI,
-  // except where no other origin can touch the target during this epoch.
-  // That is so while this process holds MPI's exclusive lock on it (with or
-  // without MPI_MODE_NOCHECK): no other process holds a lock on the target
-  // meanwhile (MPI-3 11.5.3), an active-target epoch on the window at the
-  // same time is erroneous (11.5), and so are the target's own local stores
-  // conflicting with the epoch (11.7). Updates of node-local memory are then
-  // atomic by exclusion, as under an exclusive lock on a single-node window
-  // (plain loops, no stripes).
-  if (HoldsExclusive(w, target) && w.target(target).node_local()) {
-    *rc = CompletePassedThrough(w, target);
-    return Route::kDone;
-  }
-  // With the agent (agent.h) every origin's accumulate reaches the target
-  // through the stripes: node-local origins' directly, remote ones' through
-  // the target's agent. In passive epochs only: fence and PSCW stay MPI's
-  // on these windows, and an MPI epoch of either kind on the window while
-  // another origin holds a passive one on the same target is erroneous.
-  // (Served in fence epochs too, the accumulates made each fence wait for a
-  // round trip to every remote agent that had updates, which on a full
-  // node was many times slower than MPI's own path: the fence row of
-  // bench/results/agent_oddeven.md.)
-  if (w.agent_served() && IsPassive(w.epoch)) {
-    *rc = CompletePassedThrough(w, target);
-    return Route::kDone;
-  }
-  return Route::kPassThrough;
-}
-
 // Where a flattened buffer's elements already lie packed (one run, elements
 // as far apart as their size: a derived type laid out contiguously), so no
 // pack or unpack copy is needed; nullptr otherwise. `buf` may be MPI_BOTTOM
@@ -197,9 +129,62 @@ int PackElements(const void* buf, int count, MPI_Datatype type,
   return MPI_SUCCESS;
 }
 
+// The one place that chooses how an admitted update of window rank `target`
+// reaches its memory: `agent()` for a remote target, whose agent applies it
+// (agent.h); `cross(exclusive)` for MPI_Win_create memory of another process
+// on this node (cross_memory.h); `in_place(exclusive)` for memory this
+// process maps (ApplyRun, ApplyCompareSwap: CPU atomics, or plain stores
+// where it must exclude the others). `exclusive`: this process holds an
+// exclusive lock on the target, so no stripe is taken.
+template <typename Agent, typename Cross, typename InPlace>
+int ApplyByReach(ManagedWindow& w, int target, Agent&& agent, Cross&& cross,
+                 InPlace&& in_place) {
+  const Target& t = w.target(target);
+  if (!t.node_local()) return agent();
+  const bool exclusive = HoldsExclusive(w, target);
+  return t.pid != 0 ? cross(exclusive) : in_place(exclusive);
+}
+
+// `runs` of `elements` elements of `element` combined with `op` (`e`), from
+// displacement `disp` of admitted window rank `target`; `origin` packed
+// (ignored for MPI_NO_OP), the old values packed into `result` when it is
+// not null.
+int ApplyUpdate(ManagedWindow& w, int target, MPI_Aint disp,
+                MPI_Datatype element, MPI_Op op, const ElementOp& e,
+                std::span<const ElementRun> runs, size_t elements,
+                const std::byte* origin, std::byte* result) {
+  if (op == MPI_NO_OP) origin = nullptr;
+  const Target& t = w.target(target);
+  const MPI_Aint base = disp * t.disp_unit;
+  return ApplyByReach(
+      w, target,
+      [&] {
+        return AgentUpdate(w, target, disp, element, op, runs, elements, e.size,
+                           origin, result);
+      },
+      [&](bool exclusive) {
+        return CrossMemoryApply(e, origin != nullptr, exclusive, t, base, runs,
+                                origin, result);
+      },
+      [&](bool exclusive) {
+        MPI_Aint done = 0;
+        for (const ElementRun& run : runs) {
+          const MPI_Aint offset = base + run.offset;
+          // MPI_NO_OP reads no origin; hand the target itself in its place.
+          const std::byte* src =
+              origin ? origin + done * e.size : t.base + offset;
+          ApplyRun(e, exclusive, t, offset, src,
+                   result ? result + done * e.size : nullptr, run.count,
+                   w.unstriped_slot());
+          done += run.count;
+        }
+        return MPI_SUCCESS;
+      });
+}
+
 }  // namespace
 
-Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
+Verdict AccumulateDirect(ManagedWindow& w, const AccumulateCall& c) {
   const bool fetching = c.fetching;
   const bool same_origin =
       c.op == MPI_NO_OP
@@ -211,42 +196,44 @@ Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
   if (same_origin && same_result &&
       TryFastRun(w, c.target_type, c.target_count, c.op, c.target, c.disp,
                  c.origin, fetching ? c.result : nullptr)) {
-    *rc = MPI_SUCCESS;
-    return Route::kDone;
+    return Verdict::Served();
   }
   Layout target_layout, origin_layout, result_layout;
-  if ((*rc = DescribeLayout(c.target_count, c.target_type, &target_layout))) {
-    return Route::kDone;
+  if (const int rc =
+          DescribeLayout(c.target_count, c.target_type, &target_layout)) {
+    return Verdict::Error(rc);
   }
-  if (c.op != MPI_NO_OP &&
-      ((*rc = DescribeLayout(c.origin_count, c.origin_type, &origin_layout)) ||
-       (*rc = CheckBuffer(c.origin, c.origin_type, origin_layout)))) {
-    return Route::kDone;
+  if (c.op != MPI_NO_OP) {
+    int rc = DescribeLayout(c.origin_count, c.origin_type, &origin_layout);
+    if (rc == MPI_SUCCESS)
+      rc = CheckBuffer(c.origin, c.origin_type, origin_layout);
+    if (rc != MPI_SUCCESS) return Verdict::Error(rc);
   }
-  if (fetching &&
-      ((*rc = DescribeLayout(c.result_count, c.result_type, &result_layout)) ||
-       (*rc = CheckBuffer(c.result, c.result_type, result_layout)))) {
-    return Route::kDone;
+  if (fetching) {
+    int rc = DescribeLayout(c.result_count, c.result_type, &result_layout);
+    if (rc == MPI_SUCCESS)
+      rc = CheckBuffer(c.result, c.result_type, result_layout);
+    if (rc != MPI_SUCCESS) return Verdict::Error(rc);
   }
   if (c.op == MPI_NO_OP && !fetching) {
-    *rc = MPI_ERR_OP;  // MPI_Accumulate does not take MPI_NO_OP
-    return Route::kDone;
+    return Verdict::Error(MPI_ERR_OP);  // MPI_Accumulate does not take it
   }
   FlatType flat;
   if (IsBuiltinType(c.target_type)) {
     flat.element = c.target_type;
     flat.elements = c.target_count;
     if (c.target_count > 0) flat.runs.push_back({0, c.target_count});
-  } else if ((*rc = Flatten(c.target_type, c.target_count, &flat))) {
-    if (*rc != kNotFlattened) return Route::kDone;
-    *rc = MPI_SUCCESS;
-    return Route::kPassThrough;
+  } else if (const int rc = Flatten(c.target_type, c.target_count, &flat)) {
+    return rc == kNotFlattened ? Verdict::PassThrough(Fallback::kDatatype)
+                               : Verdict::Error(rc);
   }
   // The op must be defined for the type (MPICH would abort at the target),
   // and predefined origin/result types must match it.
   const ElementOp* e = nullptr;
-  if (flat.elements != 0 && (*rc = FindElementOp(flat.element, c.op, &e))) {
-    return Route::kDone;
+  if (flat.elements != 0) {
+    if (const int rc = FindElementOp(flat.element, c.op, &e)) {
+      return Verdict::Error(rc);
+    }
   }
   auto mismatched = [&](int count, MPI_Datatype type) {
     return IsBuiltinType(type) && flat.elements != 0 &&
@@ -254,25 +241,23 @@ Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
   };
   if ((c.op != MPI_NO_OP && mismatched(c.origin_count, c.origin_type)) ||
       (fetching && mismatched(c.result_count, c.result_type))) {
-    *rc = MPI_ERR_TYPE;
-    return Route::kDone;
+    return Verdict::Error(MPI_ERR_TYPE);
   }
-  if (Admit(w, c.target, c.disp, target_layout, rc) == Route::kPassThrough) {
-    return Route::kPassThrough;
+  if (const auto ends =
+          Admit(w, Access::kUpdate, c.target, c.disp, target_layout)) {
+    return *ends;
   }
-  if (*rc != MPI_SUCCESS || c.target == MPI_PROC_NULL) return Route::kDone;
-  if (flat.elements == 0) return Route::kDone;
+  if (flat.elements == 0) return Verdict::Served();
 
-  const Target& t = w.target(c.target);
-  const MPI_Aint base = c.disp * t.disp_unit;
   std::vector<std::byte> origin_storage;
   const std::byte* origin = nullptr;
-  if (c.op != MPI_NO_OP &&
-      (*rc = PackElements(c.origin, c.origin_count, c.origin_type, flat.element,
-                          flat.elements, origin_storage, &origin))) {
-    if (*rc != kNotFlattened) return Route::kDone;
-    *rc = MPI_SUCCESS;
-    return Route::kPassThrough;
+  if (c.op != MPI_NO_OP) {
+    if (const int rc =
+            PackElements(c.origin, c.origin_count, c.origin_type, flat.element,
+                         flat.elements, origin_storage, &origin)) {
+      return rc == kNotFlattened ? Verdict::PassThrough(Fallback::kDatatype)
+                                 : Verdict::Error(rc);
+    }
   }
   std::vector<std::byte> result_storage;
   std::byte* result = static_cast<std::byte*>(c.result);
@@ -288,120 +273,83 @@ Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& c, int* rc) {
     result = result_storage.data();
   } else if (fetching && (c.result_type != flat.element ||
                           c.result_count != flat.elements)) {
-    *rc = MPI_ERR_TYPE;
-    return Route::kDone;
+    return Verdict::Error(MPI_ERR_TYPE);
   }
 
-  const bool exclusive = HoldsExclusive(w, c.target);
-  if (!t.node_local()) {  // admitted: its agent applies it (agent.h)
-    *rc = AgentUpdate(w, c.target, c.disp, flat.element, c.op, flat.runs,
-                      static_cast<size_t>(flat.elements), e->size, origin,
-                      fetching ? result : nullptr);
-  } else if (t.pid != 0) {  // MPI_Win_create memory of another process
-    *rc = CrossMemoryApply(*e, c.op != MPI_NO_OP, exclusive, t, base, flat.runs,
-                           origin, fetching ? result : nullptr);
-  } else {
-    MPI_Aint done = 0;
-    for (const ElementRun& run : flat.runs) {
-      const MPI_Aint offset = base + run.offset;
-      // MPI_NO_OP reads no origin; hand the target itself in its place.
-      const std::byte* src = origin ? origin + done * e->size : t.base + offset;
-      ApplyRun(*e, exclusive, t, offset, src,
-               fetching ? result + done * e->size : nullptr, run.count,
-               w.unstriped_slot());
-      done += run.count;
-    }
+  int rc = ApplyUpdate(w, c.target, c.disp, flat.element, c.op, *e, flat.runs,
+                       static_cast<size_t>(flat.elements), origin,
+                       fetching ? result : nullptr);
+  if (rc == MPI_SUCCESS && fetching && !result_storage.empty()) {
+    rc = UnpackBytes(result_storage.data(),
+                     static_cast<MPI_Aint>(result_storage.size()), c.result,
+                     c.result_count, c.result_type);
   }
-  if (*rc == MPI_SUCCESS && fetching && !result_storage.empty()) {
-    *rc = UnpackBytes(result_storage.data(),
-                      static_cast<MPI_Aint>(result_storage.size()), c.result,
-                      c.result_count, c.result_type);
-  }
-  return Route::kDone;
+  return Verdict::Error(rc);
 }
 
-Route FetchAndOpDirect(ManagedWindow& w, const void* origin, void* result,
-                       MPI_Datatype type, int target, MPI_Aint disp, MPI_Op op,
-                       int* rc) {
+Verdict FetchAndOpDirect(ManagedWindow& w, const void* origin, void* result,
+                         MPI_Datatype type, int target, MPI_Aint disp,
+                         MPI_Op op) {
   if (result != nullptr &&
       TryFastRun(w, type, 1, op, target, disp, origin, result)) {
-    *rc = MPI_SUCCESS;
-    return Route::kDone;
+    return Verdict::Served();
   }
   Layout layout;
-  if ((*rc = DescribeLayout(1, type, &layout)) ||
-      (op != MPI_NO_OP && (*rc = CheckBuffer(origin, type, layout))) ||
-      (*rc = CheckBuffer(result, type, layout))) {
-    return Route::kDone;
+  int rc = DescribeLayout(1, type, &layout);
+  if (rc == MPI_SUCCESS && op != MPI_NO_OP) {
+    rc = CheckBuffer(origin, type, layout);
   }
+  if (rc == MPI_SUCCESS) rc = CheckBuffer(result, type, layout);
+  if (rc != MPI_SUCCESS) return Verdict::Error(rc);
   if (!IsBuiltinType(type)) {  // pair types: user buffers are not packed
     return AccumulateDirect(
-        w, {true, origin, 1, type, result, 1, type, target, disp, 1, type, op},
-        rc);
+        w, {true, origin, 1, type, result, 1, type, target, disp, 1, type, op});
   }
   const ElementOp* e = nullptr;
-  if ((*rc = FindElementOp(type, op, &e))) return Route::kDone;
-  if (Admit(w, target, disp, layout, rc) == Route::kPassThrough) {
-    return Route::kPassThrough;
-  }
-  if (*rc != MPI_SUCCESS || target == MPI_PROC_NULL) return Route::kDone;
-  const Target& t = w.target(target);
-  const MPI_Aint offset = disp * t.disp_unit;
-  if (!t.node_local()) {  // admitted: its agent applies it (agent.h)
-    *rc = AgentUpdate(
-        w, target, disp, type, op, {{0, 1}}, 1, e->size,
-        op == MPI_NO_OP ? nullptr : static_cast<const std::byte*>(origin),
-        static_cast<std::byte*>(result));
-    return Route::kDone;
-  }
-  if (t.pid != 0) {  // MPI_Win_create memory of another process
-    *rc = CrossMemoryApply(
-        *e, op != MPI_NO_OP, HoldsExclusive(w, target), t, offset, {{0, 1}},
-        op == MPI_NO_OP ? nullptr : static_cast<const std::byte*>(origin),
-        static_cast<std::byte*>(result));
-    return Route::kDone;
-  }
-  const std::byte* src =
-      op == MPI_NO_OP ? t.base + offset : static_cast<const std::byte*>(origin);
-  ApplyRun(*e, HoldsExclusive(w, target), t, offset, src,
-           static_cast<std::byte*>(result), 1, w.unstriped_slot());
-  return Route::kDone;
+  if ((rc = FindElementOp(type, op, &e))) return Verdict::Error(rc);
+  if (const auto ends = Admit(w, Access::kUpdate, target, disp, layout))
+    return *ends;
+  static constexpr ElementRun kOneElement{0, 1};
+  return Verdict::Error(ApplyUpdate(
+      w, target, disp, type, op, *e, {&kOneElement, 1}, 1,
+      static_cast<const std::byte*>(origin), static_cast<std::byte*>(result)));
 }
 
-Route CompareAndSwapDirect(ManagedWindow& w, const void* origin,
-                           const void* compare, void* result, MPI_Datatype type,
-                           int target, MPI_Aint disp, int* rc) {
+Verdict CompareAndSwapDirect(ManagedWindow& w, const void* origin,
+                             const void* compare, void* result,
+                             MPI_Datatype type, int target, MPI_Aint disp) {
   if (TryFastCompareSwap(w, type, target, disp, origin, compare, result)) {
-    *rc = MPI_SUCCESS;
-    return Route::kDone;
+    return Verdict::Served();
   }
   const CompareSwapOp* cas = nullptr;
   Layout layout;
-  if ((*rc = DescribeLayout(1, type, &layout)) ||
-      (*rc = CheckBuffer(origin, type, layout)) ||
-      (*rc = CheckBuffer(compare, type, layout)) ||
-      (*rc = CheckBuffer(result, type, layout))) {
-    return Route::kDone;
+  int rc = DescribeLayout(1, type, &layout);
+  for (const void* buffer :
+       {origin, compare, static_cast<const void*>(result)}) {
+    if (rc == MPI_SUCCESS) rc = CheckBuffer(buffer, type, layout);
   }
-  if ((*rc = FindCompareSwap(type, &cas))) return Route::kDone;
-  if (Admit(w, target, disp, layout, rc) == Route::kPassThrough) {
-    return Route::kPassThrough;
-  }
-  if (*rc != MPI_SUCCESS || target == MPI_PROC_NULL) return Route::kDone;
+  if (rc == MPI_SUCCESS) rc = FindCompareSwap(type, &cas);
+  if (rc != MPI_SUCCESS) return Verdict::Error(rc);
+  if (const auto ends = Admit(w, Access::kUpdate, target, disp, layout))
+    return *ends;
   const Target& t = w.target(target);
   const auto* o = static_cast<const std::byte*>(origin);
   const auto* cmp = static_cast<const std::byte*>(compare);
   auto* res = static_cast<std::byte*>(result);
-  if (!t.node_local()) {  // admitted: its agent applies it (agent.h)
-    *rc = AgentCompareSwap(w, target, disp, type, cas->size, o, cmp, res);
-  } else if (t.pid != 0) {  // MPI_Win_create memory of another process
-    *rc = CrossMemoryCompareSwap(*cas, HoldsExclusive(w, target), t,
-                                 disp * t.disp_unit, o, cmp, res);
-  } else {
-    ApplyCompareSwap(*cas, HoldsExclusive(w, target), t, disp * t.disp_unit, o,
-                     cmp, res, w.unstriped_slot());
-  }
-  return Route::kDone;
+  const MPI_Aint offset = disp * t.disp_unit;
+  return Verdict::Error(ApplyByReach(
+      w, target,
+      [&] {
+        return AgentCompareSwap(w, target, disp, type, cas->size, o, cmp, res);
+      },
+      [&](bool exclusive) {
+        return CrossMemoryCompareSwap(*cas, exclusive, t, offset, o, cmp, res);
+      },
+      [&](bool exclusive) {
+        ApplyCompareSwap(*cas, exclusive, t, offset, o, cmp, res,
+                         w.unstriped_slot());
+        return MPI_SUCCESS;
+      }));
 }
 
 void ApplyCompareSwap(const CompareSwapOp& cas, bool exclusive, const Target& t,

@@ -10,6 +10,7 @@
 #include "shim/access.h"
 #include "shim/direct_stores.h"
 #include "shim/element_ops.h"
+#include "shim/verdict.h"
 #include "shim/window.h"
 #include "shim/word_atomics.h"
 
@@ -29,10 +30,6 @@ struct AccumulateCall {
   MPI_Datatype target_type = MPI_DATATYPE_NULL;
   MPI_Op op = MPI_OP_NULL;
 };
-
-// Outcome of trying the direct path: done (rc holds the MPI error code, 0
-// on success) or the call must go to MPI.
-enum class Route { kDone, kPassThrough };
 
 // Applies `e` (element_ops.h) to `n` elements at byte `offset` of node-local
 // target `t`, page by page under the stripe protocol of window.h (kStripes).
@@ -162,16 +159,19 @@ inline void CompleteDeferred(ManagedWindow& w) {
   return true;
 }
 
-// Accumulate / Get_accumulate (result != nullptr).
-Route AccumulateDirect(ManagedWindow& w, const AccumulateCall& call, int* rc);
+// The full paths of the accumulate family on a managed window: every
+// check, then the update (here, through cross-memory attach, or through the
+// target's agent), or MPI's with the reason (verdict.h).
+// Accumulate / Get_accumulate (call.fetching).
+Verdict AccumulateDirect(ManagedWindow& w, const AccumulateCall& call);
 
-Route FetchAndOpDirect(ManagedWindow& w, const void* origin, void* result,
-                       MPI_Datatype type, int target, MPI_Aint disp, MPI_Op op,
-                       int* rc);
+Verdict FetchAndOpDirect(ManagedWindow& w, const void* origin, void* result,
+                         MPI_Datatype type, int target, MPI_Aint disp,
+                         MPI_Op op);
 
-Route CompareAndSwapDirect(ManagedWindow& w, const void* origin,
-                           const void* compare, void* result, MPI_Datatype type,
-                           int target, MPI_Aint disp, int* rc);
+Verdict CompareAndSwapDirect(ManagedWindow& w, const void* origin,
+                             const void* compare, void* result,
+                             MPI_Datatype type, int target, MPI_Aint disp);
 
 }  // namespace rmashim
 

@@ -129,15 +129,16 @@ bool ParkIfAsked(AgentState& s) {
 }
 
 // A new connection: the hello must carry this job's token.
-void Accept(AgentState& s, int epoll) {
+// A new origin's link, added to `epoll`; -1 when none was accepted.
+int Accept(AgentState& s, int epoll) {
   const int fd = accept4(s.listener.fd, nullptr, nullptr, SOCK_CLOEXEC);
-  if (fd < 0) return;
+  if (fd < 0) return -1;
   AgentHello hello;
   const char yes = 1;
   if (!ReadAll(fd, &hello, sizeof hello) || hello.token != s.token ||
       !WriteAll(fd, &yes, 1)) {
     close(fd);
-    return;
+    return -1;
   }
   const int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -145,6 +146,7 @@ void Accept(AgentState& s, int epoll) {
   e.events = EPOLLIN;
   e.data.fd = fd;
   epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &e);
+  return fd;
 }
 
 // Answers a lock request held now.
@@ -227,6 +229,7 @@ void Serve(AgentState& s) {
     epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &e);
   }
   std::vector<std::byte> frame;
+  std::vector<int> origins;  // accepted links, closed when the loop ends
   epoll_event ready[64];
   // While lock requests wait, the loop polls them between events: first
   // after kFirstPollNs, then at intervals that double up to kMaxPollNs (a
@@ -246,10 +249,13 @@ void Serve(AgentState& s) {
         uint64_t count;
         [[maybe_unused]] ssize_t r = read(s.wake_fd, &count, sizeof count);
       } else if (fd == s.listener.fd) {
-        Accept(s, epoll);
+        if (const int link = Accept(s, epoll); link >= 0) {
+          origins.push_back(link);
+        }
       } else if (!ServeRequest(s, fd, frame)) {
         epoll_ctl(epoll, EPOLL_CTL_DEL, fd, nullptr);
         close(fd);
+        std::erase(origins, fd);
       }
     }
     if (s.locks.waiting()) GrantWaitingLocks(s);
@@ -263,6 +269,7 @@ void Serve(AgentState& s) {
       }
     }
   }
+  for (const int link : origins) close(link);
   close(epoll);
 }
 
@@ -300,7 +307,10 @@ void StartAgent() {
   PMPI_Comm_rank(MPI_COMM_WORLD, &s.world_rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
   s.wake_fd = eventfd(0, EFD_CLOEXEC);
-  int ok = s.wake_fd >= 0 && s.listener.Open();
+  // A process may start the agent again after StopAgent (libdart: a
+  // program that owns MPI calls dart_init and dart_exit several times); the
+  // listener stays open in between, at the same endpoint.
+  int ok = s.wake_fd >= 0 && (s.listener.fd >= 0 || s.listener.Open());
   PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!ok) {  // everywhere: windows then agree not to use agents
     if (s.world_rank == 0) {
@@ -320,9 +330,15 @@ void StartAgent() {
                  MPI_COMM_WORLD);
   s.links.assign(size, -1);
   s.queued.assign(size, {});
+  {
+    std::lock_guard<std::mutex> lock(s.park_mutex);
+    s.stopping = false;
+  }
   s.running = true;
   s.thread = std::thread([&s] { Serve(s); });
-  NoteShimThreadStarted();
+  // Counted once: a restarted agent replaces the thread StopAgent joined.
+  static const bool noted = (NoteShimThreadStarted(), true);
+  (void)noted;
 }
 
 void StopAgent() {
@@ -342,6 +358,7 @@ void StopAgent() {
     fd = -1;
   }
   close(s.wake_fd);
+  s.wake_fd = -1;
 }
 
 bool AgentRunning() { return TheAgent().running; }

@@ -79,6 +79,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "shim/agent_locks.h"
@@ -146,9 +147,18 @@ class AgentParked {
 // there, packed, before the call returns.
 int AgentUpdate(ManagedWindow& w, int target, MPI_Aint disp,
                 MPI_Datatype element, MPI_Op op,
-                const std::vector<ElementRun>& runs, size_t elements,
+                std::span<const ElementRun> runs, size_t elements,
                 size_t element_size, const std::byte* origin,
                 std::byte* result);
+// ... for `elements` consecutive elements from `disp`.
+inline int AgentUpdateContiguous(ManagedWindow& w, int target, MPI_Aint disp,
+                                 MPI_Datatype element, MPI_Op op,
+                                 size_t elements, size_t element_size,
+                                 const std::byte* origin, std::byte* result) {
+  const ElementRun run{0, static_cast<MPI_Aint>(elements)};
+  return AgentUpdate(w, target, disp, element, op, {&run, 1}, elements,
+                     element_size, origin, result);
+}
 // Compare-and-swap of one `size`-byte element of predefined `type`.
 int AgentCompareSwap(ManagedWindow& w, int target, MPI_Aint disp,
                      MPI_Datatype type, size_t size, const std::byte* origin,

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <span>
 
 #include "shim/agent.h"
 #include "shim/agent_state.h"
@@ -134,7 +135,7 @@ void NotePending(ManagedWindow& w, int target) {
 
 int AgentUpdate(ManagedWindow& w, int target, MPI_Aint disp,
                 MPI_Datatype element, MPI_Op op,
-                const std::vector<ElementRun>& runs, size_t elements,
+                std::span<const ElementRun> runs, size_t elements,
                 size_t element_size, const std::byte* origin,
                 std::byte* result) {
   const RequestHeader h{.kind = RequestKind::kUpdate,

@@ -115,8 +115,8 @@ bool CrossMemoryTransfer(bool to_remote, pid_t pid, std::byte* remote,
 
 int CrossMemoryApply(const ElementOp& e, bool writes, bool exclusive_lock,
                      const Target& t, MPI_Aint base,
-                     const std::vector<ElementRun>& runs,
-                     const std::byte* origin, std::byte* result) {
+                     std::span<const ElementRun> runs, const std::byte* origin,
+                     std::byte* result) {
   std::vector<iovec> ranges;
   ranges.reserve(runs.size());
   size_t bytes = 0;

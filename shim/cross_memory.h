@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "shim/datatype.h"
@@ -45,8 +46,8 @@ bool CrossMemoryTransfer(bool to_remote, pid_t pid, std::byte* remote,
 // error code (MPI_ERR_OTHER if the kernel refuses).
 int CrossMemoryApply(const ElementOp& e, bool writes, bool exclusive_lock,
                      const Target& t, MPI_Aint base,
-                     const std::vector<ElementRun>& runs,
-                     const std::byte* origin, std::byte* result);
+                     std::span<const ElementRun> runs, const std::byte* origin,
+                     std::byte* result);
 int CrossMemoryCompareSwap(const CompareSwapOp& cas, bool exclusive_lock,
                            const Target& t, MPI_Aint offset,
                            const std::byte* origin, const std::byte* compare,

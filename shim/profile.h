@@ -56,7 +56,8 @@ enum class Fallback : uint8_t {
   kNoSharedMemory,    // /dev/shm exhausted, cross-memory attach refused
   kShimSetupFailed,   // the shim's window table full, or its setup failed
   kMultiNodeWindow,   // accumulate family / PSCW on a window spanning nodes
-  kCreateAccumulate,  // accumulate on MPI_Win_create memory (not mapped)
+  kCreateAccumulate,  // (kept in the schema; no longer given: MPI_Win_create
+                      // memory is shared or reached by cross-memory attach)
   kDatatype,          // layout the shim does not flatten (darray, ...)
   kCount
 };

@@ -8,6 +8,7 @@
 #include "shim/datatype.h"
 #include "shim/hardware.h"
 #include "shim/mpi_flush.h"
+#include "shim/mpi_pscw.h"
 #include "shim/segment_cache.h"
 #include "shim/shared_user_memory.h"
 #include "shim/shm_lock.h"
@@ -101,7 +102,10 @@ void Runtime::Start(int thread_level) {
   // RMASHIM_DISABLE must be), so the collective creation matches.
   const bool spans_nodes = std::count(nodes.begin(), nodes.end(), nodes[0]) !=
                            static_cast<std::ptrdiff_t>(nodes.size());
-  if (enabled_ && spans_nodes) OpenEndpointFlush();
+  if (enabled_ && spans_nodes) {
+    OpenEndpointFlush();
+    OpenPostMatching();
+  }
   // The agent (agent.h) where every rank wants one: StartAgent is
   // collective, and the environment it was wanted by may differ by host.
   if (enabled_ && spans_nodes) {
@@ -116,6 +120,7 @@ void Runtime::Stop() {
   enabled_ = false;
   SetSpinProgress(nullptr);  // MPI is about to go away
   CloseEndpointFlush();
+  ClosePostMatching();
   StopDatatypeSupport();
   segment_cache().Flush();  // freed windows' segments
 }

@@ -7,6 +7,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <new>
@@ -26,6 +27,7 @@ struct ManagedWindow::Announcement {
   long disp_unit;
   long address;         // of its window memory, in its own address space
   UserMemoryId memory;  // MPI_Win_create memory shared with node peers
+  long post_tag;        // ProposePostTag (mpi_pscw.h)
 };
 
 namespace {
@@ -87,7 +89,11 @@ void ManagedWindow::Share(MPI_Comm comm, MPI_Aint memory_bytes, MPI_Aint size,
   std::vector<SegmentId> ids(comm_size);
   for (int attempt = 0;; ++attempt) {
     Announcement mine{segments_.Prepare(header_bytes + memory_bytes, vote),
-                      size, disp_unit, 0, own_memory_};
+                      size,
+                      disp_unit,
+                      0,
+                      own_memory_,
+                      ProposePostTag()};
     if (std::byte* segment = segments_.own()) {
       // Before the exchange: no peer uses the header before the agreement
       // below, which completes on no rank before every rank has started it.
@@ -106,6 +112,9 @@ void ManagedWindow::Share(MPI_Comm comm, MPI_Aint memory_bytes, MPI_Aint size,
     segment_cache().Flush();
     PMPI_Barrier(comm);
   }
+  std::vector<long> post_tags(comm_size);
+  for (int r = 0; r < comm_size; ++r) post_tags[r] = all[r].post_tag;
+  pscw.mpi_posts.SetTag(TakePostTag(post_tags.data(), comm_size));
   if (*agreed != Vote::kManage) {
     segments_.Drop();
     return;
@@ -266,6 +275,10 @@ void ManagedWindow::Finish(MPI_Comm comm) {
                                world_ranks_.data());
     PMPI_Group_free(&world);
     for (int& r : world_ranks_) r = r == MPI_UNDEFINED ? -1 : r;
+    // Ranks from another MPI_COMM_WORLD: MPICH matches posts itself.
+    if (std::count(world_ranks_.begin(), world_ranks_.end(), -1) != 0) {
+      pscw.mpi_posts.SetTag(-1);
+    }
     JoinAgent(comm);
     return;
   }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "shim/deferred_atomics.h"
+#include "shim/mpi_pscw.h"
 #include "shim/node_segments.h"
 #include "shim/profile.h"
 #include "shim/ptracer.h"
@@ -225,6 +226,7 @@ struct PscwState {
   // other threads read it without the state mutex.
   std::atomic<bool> exposed{false};
   uint64_t expected_completes = 0;  // completes owed to this rank so far
+  PostMatching mpi_posts;  // windows spanning nodes: MPI's PSCW (mpi_pscw.h)
 };
 
 class ManagedWindow {

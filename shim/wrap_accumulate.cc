@@ -5,6 +5,7 @@
 
 #include "shim/access.h"
 #include "shim/accumulate.h"
+#include "shim/finish_call.h"
 #include "shim/passthrough.h"
 #include "shim/profile.h"
 #include "shim/runtime.h"
@@ -14,15 +15,8 @@ using namespace rmashim;  // NOLINT: wrappers below only forward
 
 namespace {
 
-// Runs `direct` on a managed window; on kPassThrough (or an unmanaged
-// window) runs `mpi` with the MPI window to use.
-// What a call is, for the profile.
-struct Profiled {
-  OpKind kind;
-  int count;
-  MPI_Datatype type;
-};
-
+// The full path of a call: on a managed window `direct` gives the verdict
+// and FinishCall ends the call with it; otherwise MPI moves it on `win`.
 template <typename Direct, typename Mpi>
 int Dispatch(MPI_Win win, int target, MPI_Request* request, Profiled what,
              Direct direct, Mpi mpi) {
@@ -35,26 +29,7 @@ int Dispatch(MPI_Win win, int target, MPI_Request* request, Profiled what,
   if (request != nullptr && !RequestEpochOk(*w, target)) {
     return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
   }
-  int rc = MPI_SUCCESS;
-  const bool counted =
-      w->profile != nullptr && target >= 0 && target < w->comm_size();
-  if (direct(*w, &rc) == Route::kDone) {
-    if (rc == MPI_SUCCESS && counted) {
-      CountOp(w->profile, what.kind, w->reach(target), what.count, what.type);
-    }
-    if (request != nullptr && rc == MPI_SUCCESS) *request = kCompletedRequest;
-    return RaiseOnWindow(win, rc);
-  }
-  if (counted) {
-    CountOp(w->profile, what.kind, w->reach(target), what.count, what.type);
-    if (w->target(target).node_local()) {
-      CountFallback(w->profile, !w->locks_in_shm() ? Fallback::kMultiNodeWindow
-                                : w->flavor() == Flavor::kCreate
-                                    ? Fallback::kCreateAccumulate
-                                    : Fallback::kDatatype);
-    }
-  }
-  return PassThrough(*w, target, mpi);
+  return FinishCall(*w, target, direct(*w), what, request, mpi);
 }
 
 // A call the inline fast path served (TryFastRun, TryFastCompareSwap).
@@ -72,7 +47,7 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
               : (fetching ? OpKind::kGetAccumulate : OpKind::kAccumulate);
   return Dispatch(
       win, c.target, request, {kind, c.target_count, c.target_type},
-      [&](ManagedWindow& w, int* rc) { return AccumulateDirect(w, c, rc); },
+      [&](ManagedWindow& w) { return AccumulateDirect(w, c); },
       [&](MPI_Win used) {
         if (!c.fetching) {
           return request
@@ -122,9 +97,9 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
                                      MPI_Win win) {
   return Dispatch(
       win, target_rank, nullptr, {OpKind::kFetchAndOp, 1, datatype},
-      [&](ManagedWindow& w, int* rc) {
+      [&](ManagedWindow& w) {
         return FetchAndOpDirect(w, origin_addr, result_addr, datatype,
-                                target_rank, target_disp, op, rc);
+                                target_rank, target_disp, op);
       },
       [&](MPI_Win used) {
         return PMPI_Fetch_and_op(origin_addr, result_addr, datatype,
@@ -139,9 +114,9 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
                                          MPI_Aint target_disp, MPI_Win win) {
   return Dispatch(
       win, target_rank, nullptr, {OpKind::kCompareAndSwap, 1, datatype},
-      [&](ManagedWindow& w, int* rc) {
+      [&](ManagedWindow& w) {
         return CompareAndSwapDirect(w, origin_addr, compare_addr, result_addr,
-                                    datatype, target_rank, target_disp, rc);
+                                    datatype, target_rank, target_disp);
       },
       [&](MPI_Win used) {
         return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr,

@@ -6,10 +6,12 @@
 #include <cstring>
 
 #include "shim/access.h"
+#include "shim/admission.h"
 #include "shim/copy.h"
 #include "shim/cross_memory.h"
 #include "shim/datatype.h"
 #include "shim/direct_stores.h"
+#include "shim/finish_call.h"
 #include "shim/passthrough.h"
 #include "shim/profile.h"
 #include "shim/runtime.h"
@@ -31,60 +33,59 @@ struct Transfer {
   MPI_Datatype target_type;
 };
 
-// The node-local fast path: checks, then one copy. Returns false when the
-// call must pass through to MPI instead (off-node target, PSCW epoch).
-[[nodiscard]] bool TryDirect(ManagedWindow& w, const Transfer& x, int* rc) {
+// The full path of a put or get on a managed window: every check, then one
+// copy to or from a node-local target (through cross-memory attach for
+// MPI_Win_create memory of another process), or MPI's with the reason: a
+// target on another node, MPI's PSCW on a window spanning nodes, a
+// cross-memory layout that is not plain byte ranges.
+Verdict MoveDirect(ManagedWindow& w, const Transfer& x) {
   Layout origin_layout, target_layout;
-  if (!DescribeBuiltin(x.origin_count, x.origin_type, &origin_layout) &&
-      (*rc = DescribeLayout(x.origin_count, x.origin_type, &origin_layout))) {
-    return true;
+  if (!DescribeBuiltin(x.origin_count, x.origin_type, &origin_layout)) {
+    if (const int rc =
+            DescribeLayout(x.origin_count, x.origin_type, &origin_layout)) {
+      return Verdict::Error(rc);
+    }
   }
-  if ((*rc = CheckBuffer(x.origin, x.origin_type, origin_layout))) return true;
-  if (!DescribeBuiltin(x.target_count, x.target_type, &target_layout) &&
-      (*rc = DescribeLayout(x.target_count, x.target_type, &target_layout))) {
-    return true;
+  if (const int rc = CheckBuffer(x.origin, x.origin_type, origin_layout)) {
+    return Verdict::Error(rc);
   }
-  if ((*rc = CheckTargetArgs(w, x.target, x.disp))) return true;
-  if (x.target == MPI_PROC_NULL) return true;
-  const EpochAccess access = CheckEpoch(w, x.target);
-  if (access == EpochAccess::kNoEpoch) {
-    *rc = MPI_ERR_RMA_SYNC;
-    return true;
+  if (!DescribeBuiltin(x.target_count, x.target_type, &target_layout)) {
+    if (const int rc =
+            DescribeLayout(x.target_count, x.target_type, &target_layout)) {
+      return Verdict::Error(rc);
+    }
   }
-  if (origin_layout.bytes != target_layout.bytes) {
-    *rc = MPI_ERR_TYPE;  // type signatures must match (MPI-3 11.3)
-    return true;
+  if (const auto ends = Admit(w, Access::kCopy, x.target, x.disp, target_layout,
+                              origin_layout.bytes)) {
+    return *ends;
   }
-  // Every rank's window size is known, so out-of-range accesses are caught
-  // for remote targets too (MPICH would corrupt memory or crash).
   const Target& t = w.target(x.target);
-  MPI_Aint offset = 0;
-  if (!FitsInTarget(t, x.disp, target_layout, &offset)) {
-    *rc = MPI_ERR_RMA_RANGE;
-    return true;
-  }
-  // Zero counts and zero-size types are legal no-ops on every target.
-  if (target_layout.bytes == 0) return true;
-  if (!t.node_local() || access == EpochAccess::kPassThrough) return false;
+  const MPI_Aint offset = x.disp * t.disp_unit;  // Admit checked the range
   std::byte* addr = t.base + offset;
+  int rc = MPI_SUCCESS;
   if (t.pid != 0) {  // MPI_Win_create memory in another process
-    return CrossMemoryTransfer(
-        x.dir == Direction::kPut, t.pid, addr,
-        {addr, x.target_count, x.target_type, target_layout},
-        {x.origin, x.origin_count, x.origin_type, origin_layout}, rc);
-  }
-  *rc = x.dir == Direction::kPut
+    if (!CrossMemoryTransfer(
+            x.dir == Direction::kPut, t.pid, addr,
+            {addr, x.target_count, x.target_type, target_layout},
+            {x.origin, x.origin_count, x.origin_type, origin_layout}, &rc)) {
+      return Verdict::PassThrough(Fallback::kDatatype);
+    }
+  } else {
+    rc =
+        x.dir == Direction::kPut
             ? CopyTyped(x.origin, x.origin_count, x.origin_type, origin_layout,
                         addr, x.target_count, x.target_type, target_layout)
             : CopyTyped(addr, x.target_count, x.target_type, target_layout,
                         x.origin, x.origin_count, x.origin_type, origin_layout);
-  return true;
+  }
+  NoteDirectStores();
+  return Verdict::Error(rc);
 }
 
 // The common case in a few instructions, inlined into MPI_Put and MPI_Get:
 // one predefined type on both sides, equal counts, a node-local target
 // mapped here in an epoch that gives access. Sets the target address and
-// `*bytes`; false sends the call through TryDirect's full checks
+// `*bytes`; false sends the call through MoveDirect's full checks
 // (everything else, and every error).
 // `ranks`: the targets it may serve (DirectWordBelow).
 [[gnu::always_inline]] inline bool FastAddress(
@@ -130,7 +131,6 @@ struct Transfer {
                           : (request ? OpKind::kRget : OpKind::kGet);
   ManagedWindow* w = FindManaged(win);
   if (w != nullptr) {
-    int rc = MPI_SUCCESS;
     if (request != nullptr && !RequestEpochOk(*w, x.target)) {
       return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
     }
@@ -144,27 +144,6 @@ struct Transfer {
       return CopyServed(*w, kind, put ? static_cast<void*>(addr) : x.origin,
                         put ? static_cast<const void*>(x.origin) : addr, bytes,
                         x.target, x.origin_count, x.origin_type);
-    }
-    if (TryDirect(*w, x, &rc)) {
-      NoteDirectStores();
-      if (rc == MPI_SUCCESS && request != nullptr) *request = kCompletedRequest;
-      if (w->profile != nullptr && rc == MPI_SUCCESS &&
-          x.target != MPI_PROC_NULL) {
-        CountOp(w->profile, kind, w->reach(x.target), x.origin_count,
-                x.origin_type);
-      }
-      return RaiseOnWindow(win, rc);
-    }
-    if (w->profile != nullptr) {
-      CountOp(w->profile, kind, w->reach(x.target), x.origin_count,
-              x.origin_type);
-      // Node-local yet passed through: a PSCW epoch on a multi-node window,
-      // or a cross-memory layout the shim does not flatten.
-      if (w->target(x.target).node_local()) {
-        CountFallback(w->profile, w->locks_in_shm()
-                                      ? Fallback::kDatatype
-                                      : Fallback::kMultiNodeWindow);
-      }
     }
   } else {
     CountUnmanagedOp(win, kind, x.target, x.origin_count, x.origin_type);
@@ -184,7 +163,9 @@ struct Transfer {
                : PMPI_Get(x.origin, x.origin_count, x.origin_type, x.target,
                           x.disp, x.target_count, x.target_type, used);
   };
-  return w == nullptr ? mpi(win) : PassThrough(*w, x.target, mpi);
+  if (w == nullptr) return mpi(win);
+  return FinishCall(*w, x.target, MoveDirect(*w, x),
+                    {kind, x.origin_count, x.origin_type}, request, mpi);
 }
 
 // MPI_Put and MPI_Get when the inline path did not serve them: the same

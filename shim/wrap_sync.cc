@@ -19,6 +19,7 @@
 #include "shim/accumulate.h"
 #include "shim/agent.h"
 #include "shim/direct_stores.h"
+#include "shim/mpi_lock_all.h"
 #include "shim/passthrough.h"
 #include "shim/runtime.h"
 #include "shim/shm_lock.h"
@@ -351,7 +352,9 @@ int LockAll(ManagedWindow& w, int assert) {
   if (!w.may_start_epoch()) return Fail(w, MPI_ERR_RMA_SYNC);
   w.lock_all_nocheck = (assert& MPI_MODE_NOCHECK) != 0;
   if (!w.lock_gates()) {
-    const int rc = PMPI_Win_lock_all(assert, w.app_win());
+    const int rc = LocksAllTargetsInOrder(w.comm_size(), w.lock_all_nocheck)
+                       ? LockEveryTargetShared(w.app_win(), w.comm_size())
+                       : PMPI_Win_lock_all(assert, w.app_win());
     if (rc != MPI_SUCCESS) return rc;
   } else if (const int rc = w.OpenMpiPassiveEpoch()) {
     return rc;  // MPI raised it
@@ -393,7 +396,9 @@ int UnlockAll(ManagedWindow& w) {
   StateGuard guard(w.state_mutex);
   int rc = MPI_SUCCESS;
   if (!w.lock_gates()) {
-    rc = PMPI_Win_unlock_all(w.app_win());
+    rc = LocksAllTargetsInOrder(w.comm_size(), w.lock_all_nocheck)
+             ? UnlockEveryTarget(w.app_win(), w.comm_size())
+             : PMPI_Win_unlock_all(w.app_win());
   } else {
     rc = FlushPassedThrough(w, Completion::kRemote);
     if (w.lock_all_nocheck) {

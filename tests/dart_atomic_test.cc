@@ -1,8 +1,10 @@
 // DART atomics: contended counters (fetch-and-op, accumulate, compare-and-
 // swap) on team memory and dart_memalloc memory, element-wise accumulate of
-// arrays, every operation against a serial reference.
+// arrays, every operation against a serial reference; with the core's
+// agent, who applied the remote ones.
 #include <dart/dart.h>
 #include <gtest/gtest.h>
+#include <mpi.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -124,6 +126,59 @@ TEST_P(DartAtomic, CompareAndSwapIncrements) {
   }
   dart_barrier(DART_TEAM_ALL);
   EXPECT_EQ(int64_t{kIncrements / 2} * Size(), c.Read(0));
+}
+
+// With the core's agent (RMASHIM_AGENT=1 on a layout spanning nodes) every
+// atomic on a remote unit's team memory is applied by that unit's agent
+// and none goes to MPI: the agents' applied counts add up to the remote
+// calls issued. Without it no agent runs and the counts stay.
+TEST(DartAtomicAgent, RemoteUnitsAgentsApplyEveryRemoteAtomic) {
+  const std::vector<bool> local = dart_testing::NodeLocalUnits();
+  const bool spans = !dart_testing::AllNodeLocal();
+  const bool expected = dart_testing::AgentExpected();
+  bool running = false;
+  const int64_t before = dart_testing::AgentAppliedEverywhere(&running);
+  EXPECT_EQ(expected, running);
+  dart_gptr_t g;
+  ASSERT_EQ(DART_OK,
+            dart_team_memalloc_aligned(DART_TEAM_ALL, 4, DART_TYPE_LONG, &g));
+  int64_t* mine = nullptr;
+  dart_gptr_getaddr(At(g, MyId()), reinterpret_cast<void**>(&mine));
+  for (int i = 0; i < 4; ++i) mine[i] = 0;
+  dart_barrier(DART_TEAM_ALL);
+  const int rounds = 10;
+  int64_t remote_calls = 0;
+  const int64_t one = 1;
+  for (int64_t round = 0; round < rounds; ++round) {
+    for (int u = 0; u < Size(); ++u) {
+      int64_t old = -1;
+      ASSERT_EQ(DART_OK, dart_fetch_and_op(At(g, u), &one, &old, DART_TYPE_LONG,
+                                           DART_OP_SUM));
+      ASSERT_EQ(DART_OK, dart_accumulate(At(g, u, 8), &one, 1, DART_TYPE_LONG,
+                                         DART_OP_SUM));
+      // Element 2 of every unit counts rounds: the first unit to swap it
+      // from `round` to `round + 1` wins, the others see it done.
+      const int64_t next = round + 1;
+      int64_t seen = -1;
+      ASSERT_EQ(DART_OK, dart_compare_and_swap(At(g, u, 16), &next, &round,
+                                               &seen, DART_TYPE_LONG));
+      ASSERT_TRUE(seen == round || seen == next) << seen;
+      if (!local[u]) remote_calls += 3;
+    }
+    ASSERT_EQ(DART_OK, dart_flush_all(g));
+    dart_barrier(DART_TEAM_ALL);
+  }
+  EXPECT_EQ(int64_t{rounds} * Size(), mine[0]);
+  EXPECT_EQ(int64_t{rounds} * Size(), mine[1]);
+  EXPECT_EQ(int64_t{rounds}, mine[2]);
+  const int64_t applied_total = dart_testing::AgentAppliedEverywhere() - before;
+  int64_t remote_total = 0;
+  MPI_Allreduce(&remote_calls, &remote_total, 1, MPI_INT64_T, MPI_SUM,
+                MPI_COMM_WORLD);
+  EXPECT_EQ(expected ? remote_total : 0, applied_total);
+  EXPECT_EQ(spans, remote_total > 0);
+  dart_barrier(DART_TEAM_ALL);
+  EXPECT_EQ(DART_OK, dart_team_memfree(g));
 }
 
 INSTANTIATE_TEST_SUITE_P(TeamAndHeap, DartAtomic, testing::Bool(),

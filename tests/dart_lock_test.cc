@@ -1,9 +1,11 @@
 // DART team locks (MCS queue locks): mutual exclusion protects a shared
 // counter updated with plain get/put (no lost update), acquisition is FIFO,
-// try_acquire, several locks per team with tails on different units, locks
-// on sub-teams, misuse rejected.
+// try_acquire (also polled while the holder reads the pollers), several
+// locks per team with tails on different units, locks on sub-teams, misuse
+// rejected; with the core's agent, who applied the remote steps.
 #include <dart/dart.h>
 #include <gtest/gtest.h>
+#include <mpi.h>
 
 #include <chrono>
 #include <thread>
@@ -57,9 +59,24 @@ TEST(DartLock, NoLostUpdates) {
   ASSERT_EQ(DART_OK, dart_team_lock_init(DART_TEAM_ALL, &lock));
   const dart_gptr_t counter = At(ZeroedCounters(DART_TEAM_ALL, 1), 0);
   const int rounds = Rounds(100, 20);
+  const int64_t applied = dart_testing::AgentAppliedEverywhere();
   IncrementUnderLock(lock, counter, rounds);
   dart_barrier(DART_TEAM_ALL);
   EXPECT_EQ(int64_t{rounds} * Size(), Read(counter));
+  // The queue's tail is on unit 0 (a team's first lock): with the agent,
+  // unit 0's agent swaps it for every acquisition of a unit on another node.
+  const std::vector<bool> local = dart_testing::NodeLocalUnits();
+  int64_t remote_acquisitions = 0;
+  if (MyId() == 0) {
+    for (bool l : local) remote_acquisitions += l ? 0 : rounds;
+  }
+  MPI_Bcast(&remote_acquisitions, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  const int64_t by_agents = dart_testing::AgentAppliedEverywhere() - applied;
+  if (dart_testing::AgentExpected()) {
+    EXPECT_GE(by_agents, remote_acquisitions);
+  } else {
+    EXPECT_EQ(0, by_agents);
+  }
   dart_barrier(DART_TEAM_ALL);
   ASSERT_EQ(DART_OK, dart_team_memfree(counter));
   ASSERT_EQ(DART_OK, dart_team_lock_destroy(&lock));
@@ -131,6 +148,36 @@ TEST(DartLock, TryAcquire) {
     ASSERT_EQ(DART_OK, dart_lock_release(lock));
   }
   dart_barrier(DART_TEAM_ALL);
+  ASSERT_EQ(DART_OK, dart_team_lock_destroy(&lock));
+}
+
+// Every unit in turn holds the lock and reads every unit's word with
+// blocking gets while the others poll dart_lock_try_acquire. A poll served
+// without MPI (the agent's: a CPU atomic on a node-local tail, a message to
+// a remote one's agent) must still let MPI progress now and then: a get from
+// a unit on another node may need that unit to enter MPI (MPICH over UCX
+// emulates it), and the holder releases only after its gets.
+TEST(DartLock, PollingTryAcquireLetsTheHolderReadThePollers) {
+  dart_lock_t lock;
+  ASSERT_EQ(DART_OK, dart_team_lock_init(DART_TEAM_ALL, &lock));
+  const dart_gptr_t words = ZeroedCounters(DART_TEAM_ALL, 1);
+  int64_t* mine = nullptr;
+  dart_gptr_getaddr(At(words, MyId()), reinterpret_cast<void**>(&mine));
+  *mine = 100 + MyId();
+  for (int holder = 0; holder < Size(); ++holder) {
+    if (MyId() == holder) ASSERT_EQ(DART_OK, dart_lock_acquire(lock));
+    dart_barrier(DART_TEAM_ALL);
+    if (MyId() == holder) {
+      for (int u = 0; u < Size(); ++u) EXPECT_EQ(100 + u, Read(At(words, u)));
+      ASSERT_EQ(DART_OK, dart_lock_release(lock));
+    } else {
+      int32_t got = 0;
+      while (!got) ASSERT_EQ(DART_OK, dart_lock_try_acquire(lock, &got));
+      ASSERT_EQ(DART_OK, dart_lock_release(lock));
+    }
+    dart_barrier(DART_TEAM_ALL);
+  }
+  ASSERT_EQ(DART_OK, dart_team_memfree(words));
   ASSERT_EQ(DART_OK, dart_team_lock_destroy(&lock));
 }
 

@@ -1,10 +1,13 @@
 // The program owns MPI and starts and stops DART many times, as DASH's test
 // suite does (dash::init / dash::finalize around every test): each round
 // uses team memory with strided and indexed types (the core's packing),
-// registered memory, a lock and a team, and dart_exit leaves MPI running.
+// registered memory, a lock, an atomic (through the core's agent, which
+// dart_init starts again, where it runs) and a team, and dart_exit leaves
+// MPI running.
 #include <dart/dart.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -50,6 +53,36 @@ bool Round(int round) {
   CHECK(dart_get_blocking(&second, At(g, MyId(), 8), 1, DART_TYPE_INT,
                           DART_TYPE_INT) == DART_OK);
   CHECK(second == left);
+  dart_barrier(DART_TEAM_ALL);
+  // Every unit adds one to unit 0's element 7: with RMASHIM_AGENT=1 on a
+  // layout spanning nodes through the agent dart_init started again.
+  bool running = false;
+  const int64_t applied = dart_testing::AgentAppliedEverywhere(&running);
+  CHECK(running == dart_testing::AgentExpected());
+  int* counter = nullptr;  // unit 0's element 7, on unit 0
+  if (MyId() == 0) {
+    CHECK(dart_gptr_getaddr(At(g, 0, 28), reinterpret_cast<void**>(&counter)) ==
+          DART_OK);
+    *counter = 0;
+  }
+  dart_barrier(DART_TEAM_ALL);
+  const int one = 1;
+  int old = -1;
+  CHECK(dart_fetch_and_op(At(g, 0, 28), &one, &old, DART_TYPE_INT,
+                          DART_OP_SUM) == DART_OK);
+  CHECK(old >= 0 && old < Size());
+  dart_barrier(DART_TEAM_ALL);
+  CHECK(MyId() != 0 || *counter == Size());
+  // Unit 0's agent applied one per unit on another node.
+  const std::vector<bool> local = dart_testing::NodeLocalUnits();
+  int remote_from_0 = 0;
+  if (MyId() == 0) {
+    remote_from_0 =
+        static_cast<int>(std::count(local.begin(), local.end(), false));
+  }
+  MPI_Bcast(&remote_from_0, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  CHECK(dart_testing::AgentAppliedEverywhere() - applied ==
+        (running ? remote_from_0 : 0));
   dart_barrier(DART_TEAM_ALL);
   CHECK(dart_type_destroy(&strided) == DART_OK);
   CHECK(dart_type_destroy(&indexed) == DART_OK);

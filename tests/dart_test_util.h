@@ -3,8 +3,12 @@
 #define RMASHIM_TESTS_DART_TEST_UTIL_H_
 
 #include <dart/dart.h>
+#include <dart/dart_rmashim.h>
 #include <mpi.h>
 
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace dart_testing {
@@ -73,6 +77,24 @@ inline bool AllNodeLocal() {
     if (!local) return false;
   }
   return true;
+}
+
+// Whether libdart runs the core's agent here: RMASHIM_AGENT=1 on a layout
+// spanning nodes (collective).
+inline bool AgentExpected() {
+  const char* wanted = std::getenv("RMASHIM_AGENT");
+  return !AllNodeLocal() && wanted != nullptr && std::strcmp(wanted, "1") == 0;
+}
+
+// Remote units' atomics the agents of all units have applied so far, and
+// whether this unit's agent runs (collective).
+inline int64_t AgentAppliedEverywhere(bool* running = nullptr) {
+  int32_t on = 0;
+  int64_t applied = 0, total = 0;
+  dart_rmashim_agent_stats(&on, &applied);
+  if (running != nullptr) *running = on != 0;
+  MPI_Allreduce(&applied, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  return total;
 }
 
 inline int Rounds(int node_local, int spanning) {

@@ -51,6 +51,17 @@ inline bool IsMapped(MPI_Win win, int rank) {
   return fn != nullptr && fn(win, rank, &flag) == MPI_SUCCESS && flag != 0;
 }
 
+// Data-movement calls this process handed to MPI on `win` since it was
+// created (rmashim_win_passed_to_mpi); -1 without the shim.
+inline long long PassedToMpi(MPI_Win win) {
+  using Fn = int (*)(MPI_Win, long long*);
+  auto fn =
+      reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_win_passed_to_mpi"));
+  long long count = -1;
+  if (fn != nullptr) fn(win, &count);
+  return count;
+}
+
 // Whether this process runs the shim's agent (shim/agent.h: on a job that
 // spans nodes, remote origins' accumulates to this process's windows are
 // applied by it, and node-local ones served in passive epochs).

@@ -32,18 +32,10 @@ using rmashim_test::AgentStats;
 using rmashim_test::AllOnOneNode;
 using rmashim_test::HangWatchdog;
 using rmashim_test::NodeLocalRanks;
+using rmashim_test::PassedToMpi;
 using rmashim_test::Rank;
 using rmashim_test::ReadAgentStats;
 using rmashim_test::Size;
-
-long long PassedToMpi(MPI_Win win) {
-  using Fn = int (*)(MPI_Win, long long*);
-  auto fn =
-      reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_win_passed_to_mpi"));
-  long long count = -1;
-  if (fn != nullptr) fn(win, &count);
-  return count;
-}
 
 long long SumOverRanks(long long value) {
   MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_LONG_LONG, MPI_SUM,

@@ -62,7 +62,10 @@ TEST(ShmLockAnnounceTest, ExclusiveWaitsInShardsBehindLockAll) {
 }
 
 // An announced holder keeps a lock_all out until its last lock is gone, and
-// its nested lock does not queue behind that lock_all (a deadlock).
+// its nested lock does not queue behind that lock_all (a deadlock). Whether
+// AcquireAll reports having waited depends on the scheduler (the waiter may
+// read the announcement only after both locks are gone), so exclusion is
+// checked by lock_all_in alone.
 TEST(ShmLockAnnounceTest, LockAllWaitsForAnnouncedHolder) {
   Node node(2, 1);
   LockWords t1, t2;
@@ -71,7 +74,7 @@ TEST(ShmLockAnnounceTest, LockAllWaitsForAnnouncedHolder) {
   AcquireExclusive(share, node.view(), t1);
   std::atomic<bool> lock_all_in{false};
   std::thread waiter([&] {
-    EXPECT_TRUE(AcquireAll(node.shard_words[0], node.view()));
+    static_cast<void>(AcquireAll(node.shard_words[0], node.view()));
     lock_all_in = true;
     ReleaseAll(node.shard_words[0]);
   });

@@ -2,11 +2,15 @@
 // unit that can reach the memory shares this node, they run on the mapped
 // target with the core's element-wise protocol (ApplyRun /
 // ApplyCompareSwap: CPU atomics under the page stripes, the same code the
-// MPI wrappers use). Otherwise they all go through MPI, which must apply
-// remote units' updates and could not be atomic with CPU atomics.
+// MPI wrappers use). On team memory spanning nodes whose every unit runs
+// the core's agent (shim/agent.h), node-local units still take that path
+// and remote units' agents apply the others with the same protocol, so the
+// two stay atomic together. Otherwise they all go through MPI, which must
+// apply remote units' updates and could not be atomic with CPU atomics.
 #include <climits>
 
 #include "shim/accumulate.h"
+#include "shim/agent.h"
 #include "shim/dart/state.h"
 #include "shim/element_ops.h"
 
@@ -25,14 +29,48 @@ dart_ret_t AtomicTarget(const dart_gptr_t& g, const Where& w, uint64_t bytes,
   return DART_OK;
 }
 
+// Who applies an atomic access.
+enum class Applier : uint8_t {
+  kCpu,    // this unit, on memory mapped here
+  kAgent,  // the target's agent
+  kMpi,
+};
+
+Applier ApplierOf(const Where& w) {
+  if (w.path == Path::kMapped && (w.direct_atomics || w.agent_atomics)) {
+    return Applier::kCpu;
+  }
+  return w.agent_atomics && w.path == Path::kMpi ? Applier::kAgent
+                                                 : Applier::kMpi;
+}
+
+// Before a node-local atomic served in memory: on a team whose remote
+// atomics go to agents (Where::agent_atomics) it enters no MPI call, so MPI
+// makes progress now and then (state.h).
+void PokeProgressWhereAgentsServe(const Where& w) {
+  if (w.agent_atomics) PokeProgressNowAndThen();
+}
+
 struct Checked {
   const ElementOp* op = nullptr;
   MPI_Datatype type = MPI_DATATYPE_NULL;
   MPI_Op mpi_op = MPI_OP_NULL;
   uint64_t bytes = 0;
   Where where;
-  bool direct = false;
+  Applier applier = Applier::kMpi;
 };
+
+// `nelem` elements to the target's agent: `origin` packed (nullptr for
+// MPI_NO_OP), the old values into `result` when not null. An update that
+// waits for no answer is complete here on return (its elements are copied)
+// and at the target after the next flush (onesided.cc).
+dart_ret_t SendToAgent(const Checked& c, size_t nelem, const void* origin,
+                       void* result) {
+  const Where& w = c.where;
+  return FromMpi(AgentUpdateContiguous(
+      *w.segment->window, w.rank, w.disp, c.type, c.mpi_op, nelem, c.op->size,
+      static_cast<const std::byte*>(origin), static_cast<std::byte*>(result)));
+}
 
 dart_ret_t Check(const dart_gptr_t& g, size_t nelem, dart_datatype_t dtype,
                  dart_operation_t op, Checked* c) {
@@ -52,7 +90,7 @@ dart_ret_t Check(const dart_gptr_t& g, size_t nelem, dart_datatype_t dtype,
           Resolve(g, 0, static_cast<MPI_Aint>(c->bytes), &c->where)) {
     return rc;
   }
-  c->direct = c->where.path == Path::kMapped && c->where.direct_atomics;
+  c->applier = ApplierOf(c->where);
   return DART_OK;
 }
 
@@ -67,13 +105,17 @@ dart_ret_t Accumulate(const dart_gptr_t& g, const void* values, size_t nelem,
   if (dart_ret_t rc = Check(g, nelem, dtype, op, &c)) return rc;
   if (nelem == 0) return DART_OK;
   const Where& w = c.where;
-  if (c.direct) {
+  if (c.applier == Applier::kCpu) {
+    PokeProgressWhereAgentsServe(w);
     Target t;
     MPI_Aint offset = 0;
     if (dart_ret_t rc = AtomicTarget(g, w, c.bytes, &t, &offset)) return rc;
     ApplyRun(*c.op, /*exclusive=*/false, t, offset,
              static_cast<const std::byte*>(values), nullptr, nelem);
     return DART_OK;
+  }
+  if (c.applier == Applier::kAgent) {
+    return SendToAgent(c, nelem, values, nullptr);
   }
   const MPI_Count n = static_cast<MPI_Count>(nelem);
   if (PMPI_Accumulate_c(values, n, c.type, w.rank, w.disp, n, c.type, c.mpi_op,
@@ -116,7 +158,8 @@ dart_ret_t dart_fetch_and_op(dart_gptr_t gptr, const void* value, void* result,
   Checked c;
   if (dart_ret_t rc = Check(gptr, 1, dtype, op, &c)) return rc;
   const Where& w = c.where;
-  if (c.direct) {
+  if (c.applier == Applier::kCpu) {
+    PokeProgressWhereAgentsServe(w);
     Target t;
     MPI_Aint offset = 0;
     if (dart_ret_t rc = AtomicTarget(gptr, w, c.bytes, &t, &offset)) return rc;
@@ -127,6 +170,9 @@ dart_ret_t dart_fetch_and_op(dart_gptr_t gptr, const void* value, void* result,
     ApplyRun(*c.op, /*exclusive=*/false, t, offset, origin,
              static_cast<std::byte*>(result), 1);
     return DART_OK;
+  }
+  if (c.applier == Applier::kAgent) {
+    return SendToAgent(c, 1, op == DART_OP_NO_OP ? nullptr : value, result);
   }
   const void* origin = value != nullptr ? value : result;
   if (PMPI_Fetch_and_op(origin, result, c.type, w.rank, w.disp, c.mpi_op,
@@ -152,7 +198,9 @@ dart_ret_t dart_compare_and_swap(dart_gptr_t gptr, const void* value,
   if (dart_ret_t rc = Resolve(gptr, 0, static_cast<MPI_Aint>(cas->size), &w)) {
     return rc;
   }
-  if (w.path == Path::kMapped && w.direct_atomics) {
+  const Applier applier = ApplierOf(w);
+  if (applier == Applier::kCpu) {
+    PokeProgressWhereAgentsServe(w);
     Target t;
     MPI_Aint offset = 0;
     if (dart_ret_t rc = AtomicTarget(gptr, w, cas->size, &t, &offset)) {
@@ -163,6 +211,13 @@ dart_ret_t dart_compare_and_swap(dart_gptr_t gptr, const void* value,
                      static_cast<const std::byte*>(compare),
                      static_cast<std::byte*>(result));
     return DART_OK;
+  }
+  if (applier == Applier::kAgent) {
+    return FromMpi(AgentCompareSwap(*w.segment->window, w.rank, w.disp, type,
+                                    cas->size,
+                                    static_cast<const std::byte*>(value),
+                                    static_cast<const std::byte*>(compare),
+                                    static_cast<std::byte*>(result)));
   }
   if (PMPI_Compare_and_swap(value, compare, result, type, w.rank, w.disp,
                             w.win) != MPI_SUCCESS) {

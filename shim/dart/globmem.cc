@@ -3,6 +3,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 
 #include "shim/dart/state.h"
@@ -38,6 +39,14 @@ void MapPeers(Segment& s, const ManagedWindow& w, int me) {
       p.base = nullptr;
     }
   }
+}
+
+// Whether every node-local unit's memory is mapped here (CPU atomics reach
+// it).
+bool MapsEveryNodeLocalUnit(const Segment& s) {
+  return std::none_of(s.peers.begin(), s.peers.end(), [](const Peer& p) {
+    return p.path == Path::kCrossMemory;
+  });
 }
 
 // MPI operations need a passive-target epoch for the segment's life: the
@@ -394,8 +403,11 @@ dart_ret_t dart_team_memalloc_aligned(dart_team_t teamid, size_t nelem,
   OpenEpoch(*s, w->app_win());
   s->pending.assign(team->size, 0);
   // CPU atomics only when no unit of the team is remote: MPI applies
-  // remote units' accumulates, which could not be atomic with them.
+  // remote units' accumulates, which could not be atomic with them. Unless
+  // the remote units' agents apply them (shim/agent.h), with the same CPU
+  // atomics: then node-local units take CPU atomics as well.
   s->direct_atomics = w->locks_in_shm();
+  s->agent_atomics = w->agent_served() && MapsEveryNodeLocalUnit(*s);
   *gptr = SegmentGptr(*team, s->id);
   LockGuard guard;
   Store(*team, std::move(s));

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "dart/dart_rmashim.h"
+#include "shim/agent.h"
 #include "shim/dart/state.h"
 #include "shim/datatype.h"
 #include "shim/hardware.h"
@@ -39,6 +41,19 @@ void FindNodes(State& s) {
   s.spans_nodes = distinct.size() > 1;
 }
 
+// The core's agent (shim/agent.h) on a job spanning nodes where every unit
+// asks for it (RMASHIM_AGENT, as for librmashim.so). Collective over
+// MPI_COMM_WORLD, as dart_init is; libdart's core is its own, so a
+// preloaded librmashim.so runs a second agent beside it.
+void StartAgentWhereWanted(State& s) {
+  if (!s.spans_nodes || AgentRunning()) return;
+  int wanted = AgentWanted();
+  PMPI_Allreduce(MPI_IN_PLACE, &wanted, 1, MPI_INT, MPI_MIN, s.world);
+  if (!wanted) return;
+  StartAgent();
+  s.started_agent = AgentRunning();
+}
+
 dart_ret_t Init(int* argc, char*** argv, int required) {
   State& s = g_dart;
   if (s.initialized) return DART_ERR_INVAL;
@@ -67,6 +82,7 @@ dart_ret_t Init(int* argc, char*** argv, int required) {
   PMPI_Comm_group(s.world, &s.world_group);
   StartNodeTable();  // the core's windows find node peers with it
   FindNodes(s);
+  StartAgentWhereWanted(s);
   CalibrateSpin(static_cast<int>(
       std::count(s.node_local.begin(), s.node_local.end(), true)));
   GatherLocality(s);
@@ -131,6 +147,10 @@ dart_ret_t dart_exit(void) {
     s.handles.Reap(s.heap.win(), /*all_complete=*/true);
   }
   s.heap.Finalize();
+  if (s.started_agent) {  // every window that used it is gone
+    rmashim::StopAgent();
+    s.started_agent = false;
+  }
   s.types.Clear();
   FreePairTypes();
   for (dart_group_t g : s.groups) delete g;
@@ -152,6 +172,13 @@ dart_ret_t dart_exit(void) {
 }
 
 bool dart_initialized(void) { return g_dart.initialized; }
+
+dart_ret_t dart_rmashim_agent_stats(int32_t* running, int64_t* applied) {
+  if (running == nullptr || applied == nullptr) return DART_ERR_INVAL;
+  *running = rmashim::AgentRunning() ? 1 : 0;
+  *applied = rmashim::AgentApplied();
+  return DART_OK;
+}
 
 void dart_abort(int errorcode) {
   int initialized = 0, finalized = 0;

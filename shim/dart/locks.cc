@@ -7,13 +7,20 @@
 //
 // On a team whose units share one node the words live in the core's
 // shared-memory window and every step is a CPU atomic (truly one-sided, no
-// messages). On a team spanning nodes every step is an MPI atomic on the
-// window, including polling the own flag (which also makes MPI progress).
+// messages). On a team spanning nodes whose every unit runs the core's
+// agent (shim/agent.h), steps on node-local units' words are CPU atomics
+// too and steps on remote units' words go to their agents, which apply them
+// with CPU atomics: a waiter polls its own flag in memory, and a remote
+// unit hands the lock over without the waiter calling MPI (it still lets
+// MPI progress while it polls, for other units' MPI operations). Otherwise
+// every step is an MPI atomic on the window, including polling the own flag
+// (which also makes MPI progress).
 // The words of 64 locks of a team share one window, so dart_team_lock_init
 // is a barrier, not a window creation, most of the time.
 #include <atomic>
 #include <thread>
 
+#include "shim/agent.h"
 #include "shim/dart/state.h"
 #include "shim/shm_lock.h"
 
@@ -46,10 +53,14 @@ class Words {
   explicit Words(const dart_lock_struct& l) : b_(*l.block), base_(l.base) {}
 
   int64_t Swap(int unit, MPI_Aint word, int64_t value) {
-    if (b_.shm) {
+    if (InMemory(unit)) {
       return Ref(unit, word).exchange(value, std::memory_order_acq_rel);
     }
     int64_t old = 0;
+    if (b_.agent) {
+      ToAgent(unit, word, MPI_REPLACE, &value, &old);
+      return old;
+    }
     PMPI_Fetch_and_op(&value, &old, MPI_INT64_T, unit, base_ + word,
                       MPI_REPLACE, b_.rma_win);
     PMPI_Win_flush(unit, b_.rma_win);
@@ -59,13 +70,22 @@ class Words {
   // Returns the old value; the swap happened if it equals `expected`.
   int64_t CompareSwap(int unit, MPI_Aint word, int64_t expected,
                       int64_t desired) {
-    if (b_.shm) {
+    if (InMemory(unit)) {
       Ref(unit, word)
           .compare_exchange_strong(expected, desired,
                                    std::memory_order_acq_rel);
       return expected;
     }
     int64_t old = 0;
+    if (b_.agent) {
+      LockGuard guard;  // the window's agent bookkeeping
+      AgentCompareSwap(*b_.window, unit, base_ + word, MPI_INT64_T,
+                       sizeof(int64_t),
+                       reinterpret_cast<const std::byte*>(&desired),
+                       reinterpret_cast<const std::byte*>(&expected),
+                       reinterpret_cast<std::byte*>(&old));
+      return old;
+    }
     PMPI_Compare_and_swap(&desired, &expected, &old, MPI_INT64_T, unit,
                           base_ + word, b_.rma_win);
     PMPI_Win_flush(unit, b_.rma_win);
@@ -73,8 +93,14 @@ class Words {
   }
 
   void Store(int unit, MPI_Aint word, int64_t value) {
-    if (b_.shm) {
+    if (InMemory(unit)) {
       Ref(unit, word).store(value, std::memory_order_release);
+      return;
+    }
+    if (b_.agent) {  // applied before it returns: the next step relies on it
+      ToAgent(unit, word, MPI_REPLACE, &value, nullptr);
+      LockGuard guard;
+      AgentFlush(*b_.window, unit);
       return;
     }
     PMPI_Accumulate(&value, 1, MPI_INT64_T, unit, base_ + word, 1, MPI_INT64_T,
@@ -83,8 +109,12 @@ class Words {
   }
 
   int64_t Load(int unit, MPI_Aint word) {
-    if (b_.shm) return Ref(unit, word).load(std::memory_order_acquire);
+    if (InMemory(unit)) return Ref(unit, word).load(std::memory_order_acquire);
     int64_t value = 0;
+    if (b_.agent) {
+      ToAgent(unit, word, MPI_NO_OP, nullptr, &value);
+      return value;
+    }
     PMPI_Fetch_and_op(&value, &value, MPI_INT64_T, unit, base_ + word,
                       MPI_NO_OP, b_.rma_win);
     PMPI_Win_flush(unit, b_.rma_win);
@@ -92,6 +122,20 @@ class Words {
   }
 
  private:
+  // Whether `unit`'s words are reached with CPU atomics here.
+  bool InMemory(int unit) const {
+    return b_.shm || (b_.agent && b_.window->target(unit).node_local());
+  }
+  // One word of remote `unit` through its agent: `value` combined with
+  // `op` (nullptr for MPI_NO_OP), the old value into `old` when not null.
+  void ToAgent(int unit, MPI_Aint word, MPI_Op op, const int64_t* value,
+               int64_t* old) {
+    LockGuard guard;  // the window's agent bookkeeping
+    AgentUpdateContiguous(*b_.window, unit, base_ + word, MPI_INT64_T, op, 1,
+                          sizeof(int64_t),
+                          reinterpret_cast<const std::byte*>(value),
+                          reinterpret_cast<std::byte*>(old));
+  }
   std::atomic_ref<int64_t> Ref(int unit, MPI_Aint word) {
     return std::atomic_ref<int64_t>(*reinterpret_cast<int64_t*>(
         b_.window->target(unit).base + base_ + word));
@@ -137,6 +181,7 @@ dart_ret_t AddLockBlock(Team& team) {
   }
   block->window.reset(w);
   block->shm = w->locks_in_shm();
+  block->agent = w->agent_served();  // allocated: node-local units mapped
   block->rma_win = w->app_win();
   PMPI_Win_set_errhandler(block->rma_win, MPI_ERRORS_RETURN);
   if (!w->holds_mpi_epoch()) {  // else the core keeps one open
@@ -227,7 +272,10 @@ dart_ret_t dart_lock_acquire(dart_lock_t lock) {
   if (pred != kNobody) {
     words.Store(static_cast<int>(pred), kNext, me);
     Backoff backoff;
-    while (words.Load(me, kFlag) == 0) backoff.Wait();
+    while (words.Load(me, kFlag) == 0) {
+      PokeProgress();
+      backoff.Wait();
+    }
   }
   lock->held = true;
   return DART_OK;
@@ -245,7 +293,10 @@ dart_ret_t dart_lock_try_acquire(dart_lock_t lock, int32_t* result) {
   ResetNode(words, lock->me);
   lock->held =
       words.CompareSwap(lock->tail, kTail, kNobody, lock->me) == kNobody;
-  if (!lock->held) GiveLocal(lock);
+  if (!lock->held) {
+    GiveLocal(lock);
+    PokeProgressNowAndThen();  // a unit may poll for the lock
+  }
   *result = lock->held ? 1 : 0;
   return DART_OK;
 }
@@ -265,7 +316,10 @@ dart_ret_t dart_lock_release(dart_lock_t lock) {
       return DART_OK;
     }
     Backoff backoff;
-    while ((next = words.Load(me, kNext)) == kNobody) backoff.Wait();
+    while ((next = words.Load(me, kNext)) == kNobody) {
+      PokeProgress();
+      backoff.Wait();
+    }
   }
   words.Store(static_cast<int>(next), kFlag, 1);
   lock->held = false;

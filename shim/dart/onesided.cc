@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstring>
 
+#include "shim/agent.h"
 #include "shim/cross_memory.h"
 #include "shim/dart/state.h"
 #include "shim/datatype.h"
@@ -181,9 +182,12 @@ inline dart_ret_t Transfer(Dir dir, const dart_gptr_t& g, void* local,
                        handle);
 }
 
-// The window and pending flags of gptr's segment (no range check).
+// The window and pending flags of gptr's segment (no range check), and the
+// core's window when the segment's atomics may go to agents (else null).
 dart_ret_t FindSegmentWin(const dart_gptr_t& g, bool need_unit, MPI_Win* win,
-                          std::vector<uint8_t>** pending) {
+                          std::vector<uint8_t>** pending,
+                          ManagedWindow** agent_window) {
+  *agent_window = nullptr;
   if (g.segid == DART_SEGMENT_LOCAL) {
     if (g.teamid != DART_TEAM_ALL) return DART_ERR_INVAL;
     if (need_unit && (g.unitid < 0 || g.unitid >= g_dart.size)) {
@@ -201,6 +205,7 @@ dart_ret_t FindSegmentWin(const dart_gptr_t& g, bool need_unit, MPI_Win* win,
   }
   *win = s->rma_win;
   *pending = &s->pending;
+  if (s->agent_atomics) *agent_window = s->window.get();
   return DART_OK;
 }
 
@@ -208,8 +213,18 @@ dart_ret_t Flush(const dart_gptr_t& g, bool all, bool local_only) {
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
   MPI_Win win;
   std::vector<uint8_t>* pending;
-  if (dart_ret_t rc = FindSegmentWin(g, !all, &win, &pending)) return rc;
+  ManagedWindow* agent_window;
+  if (dart_ret_t rc = FindSegmentWin(g, !all, &win, &pending, &agent_window)) {
+    return rc;
+  }
   MemoryFence();
+  // Atomics sent to agents and waiting for no answer are complete here
+  // already (copied); remotely once their agents answer a flush.
+  if (agent_window != nullptr && !local_only) {
+    const int agent_rc = all ? AgentFlushAll(*agent_window)
+                             : AgentFlush(*agent_window, g.unitid);
+    if (agent_rc != MPI_SUCCESS) return FromMpi(agent_rc);
+  }
   int rc = MPI_SUCCESS;
   if (all) {
     bool any = false;

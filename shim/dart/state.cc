@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "shim/agent.h"
+
 namespace rmashim::dart {
 
 State g_dart;
@@ -25,6 +27,9 @@ int Team::ToTeamUnit(dart_unit_t unit) const {
 }
 
 Segment::~Segment() {
+  // Atomics this unit sent agents complete before the window goes, which no
+  // unit leaves before every unit got here: no agent sees one after.
+  if (agent_atomics) AgentFlushAll(*window);
   if (locked_all) PMPI_Win_unlock_all(rma_win);
   g_dart.handles.Reap(rma_win, /*all_complete=*/true);
   window.reset();  // collective: frees the core's MPI objects

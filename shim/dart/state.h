@@ -21,6 +21,7 @@
 #include "shim/dart/types.h"
 #include "shim/mpi_flush.h"
 #include "shim/ptracer.h"
+#include "shim/spin_wait.h"
 #include "shim/window.h"
 
 // Opaque handles of the C interface.
@@ -71,6 +72,9 @@ struct Segment {
   MPI_Win rma_win = MPI_WIN_NULL;  // MPI operations go here
   bool locked_all = false;         // DART opened rma_win's lock_all epoch
   bool direct_atomics = false;     // CPU atomics (every unit node-local)
+  // Spanning nodes, every unit running the agent: CPU atomics on the
+  // node-local units, the remote units' agents for the others (atomics.cc).
+  bool agent_atomics = false;
   // Registered memory: the team's dynamic window my_base is attached to
   // (detached when the segment goes).
   MPI_Win dyn_win = MPI_WIN_NULL;
@@ -106,6 +110,7 @@ struct LockBlock {
   MPI_Win rma_win = MPI_WIN_NULL;  // MPI atomics go here
   bool locked_all = false;         // DART opened rma_win's lock_all epoch
   bool shm = false;                // every unit node-local: CPU atomics
+  bool agent = false;  // spanning nodes: remote units' words by their agents
 };
 
 struct Team {
@@ -189,6 +194,10 @@ struct State {
   std::vector<uint8_t> node_local;  // by global unit
   std::vector<int> node_index;      // by global unit
   bool spans_nodes = false;
+  // dart_init started the core's agent (shim/agent.h): team memory and
+  // locks spanning nodes then take node-local atomics in shared memory and
+  // send remote ones to the target's agent.
+  bool started_agent = false;
   // Before the teams: their segments reap freed handles when destroyed
   // (members are destroyed in reverse order, e.g. at exit without dart_exit).
   HandlePool handles;
@@ -235,6 +244,7 @@ struct Where {
   uint8_t* pending = nullptr;  // set when an MPI operation is issued
   Segment* segment = nullptr;  // null: dart_memalloc memory
   bool direct_atomics = false;
+  bool agent_atomics = false;
 };
 
 // Validates the gptr and the byte range (DART_ERR_INVAL, DART_ERR_NOTFOUND
@@ -283,6 +293,7 @@ inline dart_ret_t Resolve(const dart_gptr_t& g, MPI_Aint lo, MPI_Aint hi,
   out->pending = &s->pending[unit];
   out->segment = s;
   out->direct_atomics = s->direct_atomics;
+  out->agent_atomics = s->agent_atomics;
   return DART_OK;
 }
 
@@ -296,6 +307,16 @@ inline void PokeProgress() {
   int flag = 0;
   PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, g_dart.world, &flag,
               MPI_STATUS_IGNORE);
+}
+
+// ... once every kServedCallsPerProgress calls (shim/spin_wait.h): for the
+// calls served without MPI on a team spanning nodes (atomics on node-local
+// units with the agent running, a failed dart_lock_try_acquire), which a
+// unit may poll, where each would enter MPI without the agent.
+inline void PokeProgressNowAndThen() {
+  if (!g_dart.spans_nodes) return;
+  thread_local uint32_t calls = 0;
+  if (++calls % kServedCallsPerProgress == 0) PokeProgress();
 }
 
 // Completes this unit's MPI operations on `win` at every unit `pending`

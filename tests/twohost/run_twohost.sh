@@ -50,11 +50,19 @@ env_args=(UCX_NET_DEVICES=rmsh0 "LD_PRELOAD=$preloads" "RMASHIM_TWOHOST_MARKS=$m
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-120}
 export RMASHIM_TWOHOST_DIR=$state
 grace=${FINALIZE_GRACE:-2}
+: >"$marks/stdout"  # there before the streamer below opens it
 /usr/bin/nsenter --net="/run/netns/$(cat "$state/prefix")l" -- \
   mpiexec.mpich -launcher ssh -launcher-exec "$here/launch.sh" \
   -localhost 10.78.0.254 -hosts "$hosts" -n "$ranks" \
   env "${env_args[@]}" "$(realpath "$program")" "$@" >"$marks/stdout" &
 job=$!
+# RMASHIM_TWOHOST_STREAM=1: the output also as it comes (for runners that
+# watch a long job's progress, scripts/dash_suite_run.py), not only at the end.
+streamer=""
+if [[ "${RMASHIM_TWOHOST_STREAM:-0}" == 1 ]]; then
+  tail -c +1 -f --pid="$job" "$marks/stdout" &
+  streamer=$!
+fi
 all_since=""
 while kill -0 "$job" 2>/dev/null; do
   if [[ $(find "$marks" -name 'final.*' | wc -l) -ge $ranks ]]; then
@@ -65,7 +73,11 @@ while kill -0 "$job" 2>/dev/null; do
       bytes=$(stat -c %s "$marks/stdout")
       kill -TERM "$job" 2>/dev/null || true
       wait "$job" 2>/dev/null || true
-      head -c "$bytes" "$marks/stdout"
+      if [[ -n "$streamer" ]]; then
+        wait "$streamer" 2>/dev/null || true
+      else
+        head -c "$bytes" "$marks/stdout"
+      fi
       echo "run_twohost.sh: all $ranks ranks entered MPI_Finalize but the job" \
            "did not exit within ${grace} s (MPICH 4.0.2's UCX finalize hang" \
            "across hosts); ended it" >&2
@@ -77,6 +89,10 @@ while kill -0 "$job" 2>/dev/null; do
 done
 rc=0
 wait "$job" || rc=$?
-cat "$marks/stdout"
+if [[ -n "$streamer" ]]; then
+  wait "$streamer" 2>/dev/null || true
+else
+  cat "$marks/stdout"
+fi
 rm -rf "$marks"
 exit "$rc"
