@@ -30,14 +30,15 @@ grep -h '^SKIPPED: two-host tier' bazel-testlogs/tests/twohost/twohost_test/test
 # (local and remote targets mixed, MPI's paths), plus the unit tests and the
 # fault tests. Not here: the benchmark smoke tests, the oversubscribed
 # stress tests and the other rank/layout combinations (`bazel test
-# --config=asan_ubsan //...` runs them all).
+# --config=asan_ubsan //...` runs them all). A query, unlike `bazel test
+# //...`, includes manual tests: they are left out here as there.
 start=$SECONDS
 mapfile -t subset < <(bazel query --noshow_progress \
   'filter("_(2ranks_node|3ranks_oddeven)$", tests(//tests/...))
    + tests(//tests/faults:all)
    + //tests:shm_lock_test + //tests:shm_lock_announce_test
    + //tests:window_table_test
-   except attr(tags, valgrind, tests(//tests/...))' 2>/dev/null)
+   except attr(tags, "valgrind|manual", tests(//tests/...))' 2>/dev/null)
 [[ ${#subset[@]} -gt 0 ]] || { echo "test.sh: empty sanitizer subset" >&2; exit 1; }
 bazel test --config=asan_ubsan --local_test_jobs=1 "$@" -- "${subset[@]}"
 echo "test.sh: ASan+UBSan: ${#subset[@]} tests in $((SECONDS - start)) s"
