@@ -14,75 +14,10 @@
 #include "shim/flatten.h"
 #include "shim/runtime.h"
 #include "shim/shm_lock.h"
+#include "shim/striped_apply.h"
 #include "shim/word_lane.h"
 
 namespace rmashim {
-namespace {
-
-// Holds the stripe of the page containing a target offset (see kStripes).
-class StripeGuard {
- public:
-  StripeGuard(SegmentHeader& header, MPI_Aint offset, bool exclusive)
-      : word_(header.stripes[(offset >> kStripePageShift) % kStripes]),
-        exclusive_(exclusive) {
-    exclusive ? AcquireStripeExclusive(word_) : AcquireStripeShared(word_);
-  }
-  ~StripeGuard() {
-    exclusive_ ? ReleaseStripeExclusive(word_) : ReleaseStripeShared(word_);
-  }
-  StripeGuard(const StripeGuard&) = delete;
-  StripeGuard& operator=(const StripeGuard&) = delete;
-
- private:
-  StripeWord& word_;
-  bool exclusive_;
-};
-
-}  // namespace
-
-void ApplyRun(const ElementOp& e, bool exclusive, const Target& t,
-              MPI_Aint offset, const std::byte* origin, std::byte* result,
-              size_t n, int slot) {
-  std::byte* const target = t.base + offset;
-  if (exclusive) {
-    e.plain(target, origin, result, n);
-    NoteDirectStores();
-    return;
-  }
-  SegmentHeader& h = *t.header;
-  const bool aligned = e.atomic != nullptr && IsAligned(target, e.align);
-  bool atomic = aligned && n < kBulkElements;
-  if (atomic && slot >= 0 &&
-      RunUnstriped(h.word_mode, h.unstriped_slots()[slot],
-                   [&] { e.atomic(target, origin, result, n); })) {
-    return;
-  }
-  // A plain loop over elements that unstriped atomics may update waits for
-  // them first (word_atomics.h).
-  const BulkEntry bulk(h.word_mode, h.unstriped_slots(),
-                       aligned && !atomic ? h.unstriped_slot_count : 0);
-  if (!bulk.safe()) atomic = true;
-  if (!atomic) NoteDirectStores();
-  if (n == 1) {  // one element, one stripe: no page arithmetic
-    StripeGuard guard(*t.header, offset, /*exclusive=*/!atomic);
-    (atomic ? e.atomic : e.plain)(t.base + offset, origin, result, 1);
-    return;
-  }
-  for (size_t done = 0; done < n;) {
-    // Elements whose first byte lies on this page.
-    const MPI_Aint page_end = (offset | (kStripePage - 1)) + 1;
-    const size_t chunk = std::min<size_t>(
-        n - done,
-        static_cast<size_t>((page_end - offset + e.extent - 1) / e.extent));
-    StripeGuard guard(*t.header, offset, /*exclusive=*/!atomic);
-    (atomic ? e.atomic : e.plain)(t.base + offset, origin + done * e.size,
-                                  result ? result + done * e.size : nullptr,
-                                  chunk);
-    done += chunk;
-    offset += chunk * e.extent;
-  }
-}
-
 namespace {
 
 // Where a flattened buffer's elements already lie packed (one run, elements
@@ -350,26 +285,6 @@ Verdict CompareAndSwapDirect(ManagedWindow& w, const void* origin,
                          w.unstriped_slot());
         return MPI_SUCCESS;
       }));
-}
-
-void ApplyCompareSwap(const CompareSwapOp& cas, bool exclusive, const Target& t,
-                      MPI_Aint offset, const std::byte* origin,
-                      const std::byte* compare, std::byte* result, int slot) {
-  std::byte* addr = t.base + offset;
-  if (exclusive) {
-    cas.plain(addr, origin, compare, result);
-    NoteDirectStores();
-    return;
-  }
-  const bool atomic = IsAligned(addr, cas.align);
-  if (atomic && slot >= 0 &&
-      RunUnstriped(t.header->word_mode, t.header->unstriped_slots()[slot],
-                   [&] { cas.atomic(addr, origin, compare, result); })) {
-    return;
-  }
-  if (!atomic) NoteDirectStores();
-  StripeGuard guard(*t.header, offset, /*exclusive=*/!atomic);
-  (atomic ? cas.atomic : cas.plain)(addr, origin, compare, result);
 }
 
 void WordLaneStriped(const ManagedWindow& w, int target, uint64_t* word,

@@ -10,6 +10,7 @@
 #include "shim/access.h"
 #include "shim/direct_stores.h"
 #include "shim/element_ops.h"
+#include "shim/striped_apply.h"
 #include "shim/verdict.h"
 #include "shim/window.h"
 #include "shim/word_atomics.h"
@@ -30,31 +31,6 @@ struct AccumulateCall {
   MPI_Datatype target_type = MPI_DATATYPE_NULL;
   MPI_Op op = MPI_OP_NULL;
 };
-
-// Applies `e` (element_ops.h) to `n` elements at byte `offset` of node-local
-// target `t`, page by page under the stripe protocol of window.h (kStripes).
-// `origin` and `result` are packed. With `exclusive` (the caller holds an
-// exclusive lock on the target) no stripe is taken. `slot`: the calling
-// rank's unstriped slot in the target's header (word_atomics.h), -1 to
-// always take stripes. Shared by the MPI wrappers and DART, so both agree
-// on how an element is updated.
-void ApplyRun(const ElementOp& e, bool exclusive, const Target& t,
-              MPI_Aint offset, const std::byte* origin, std::byte* result,
-              size_t n, int slot = -1);
-
-// Compare-and-swap of one element at byte `offset` of node-local target
-// `t` under the same stripe protocol as ApplyRun (a shared stripe around the
-// CPU atomic, an exclusive one around the plain fallback for a misaligned
-// element; none with `exclusive`). Shared by the MPI wrappers and DART.
-void ApplyCompareSwap(const CompareSwapOp& cas, bool exclusive, const Target& t,
-                      MPI_Aint offset, const std::byte* origin,
-                      const std::byte* compare, std::byte* result,
-                      int slot = -1);
-
-// Updates of at least this many elements use plain loops under an
-// exclusive stripe: one lock per page beats one locked instruction per
-// element.
-inline constexpr size_t kBulkElements = 16;
 
 // The family's fast path, inlined into each wrapper: `count` elements of
 // builtin `type` on every side, packed in the user's buffers (`origin`
@@ -115,14 +91,14 @@ inline constexpr size_t kBulkElements = 16;
     return false;
   }
   const Target& t = w.target(target);
-  w.deferred.Add(*e, t, addr - t.base, origin);
+  if (w.deferred.Add(*e, t, addr - t.base, origin)) ApplyQueued(w.deferred);
   return true;
 }
 
 // Applies the queued accumulates before anything that could observe or
 // reorder them (every synchronization, every other accumulate-family call).
 inline void ApplyDeferred(ManagedWindow& w) {
-  if (!w.deferred.empty()) w.deferred.Apply();
+  if (!w.deferred.empty()) ApplyQueued(w.deferred);
 }
 
 // ... at a synchronization, which also ends the current burst.

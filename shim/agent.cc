@@ -16,9 +16,10 @@
 #include <cstring>
 #include <random>
 
-#include "shim/accumulate.h"
+#include "shim/striped_apply.h"
 #include "shim/agent_state.h"
 #include "shim/runtime.h"
+#include "shim/served_windows.h"
 #include "shim/shared_user_memory.h"
 #include "shim/spin_wait.h"
 #include "shim/window.h"
@@ -46,13 +47,11 @@ void Wake(const AgentState& s) {
 }
 
 // The registered window a request names. The caller holds
-// s.windows_mutex.
-ManagedWindow& WindowOf(AgentState& s, const RequestHeader& h) {
-  if (h.window < 0 || static_cast<size_t>(h.window) >= s.windows.size() ||
-      s.windows[h.window] == nullptr) {
-    Malformed("unknown window", h);
-  }
-  return *s.windows[h.window];
+// served_windows().mutex().
+ManagedWindow& WindowOf(const RequestHeader& h) {
+  ManagedWindow* w = served_windows().Find(h.window);
+  if (w == nullptr) Malformed("unknown window", h);
+  return *w;
 }
 
 // Applies one update or compare-and-swap to this process's memory of the
@@ -62,8 +61,8 @@ void Apply(AgentState& s, const RequestHeader& h, const std::byte* body,
            size_t body_bytes, int link) {
   std::vector<std::byte> result;
   {
-    std::lock_guard<std::mutex> guard(s.windows_mutex);
-    const ManagedWindow& w = WindowOf(s, h);
+    std::lock_guard<std::mutex> guard(served_windows().mutex());
+    const ManagedWindow& w = WindowOf(h);
     const Target& t = w.target(w.rank());
     const MPI_Aint base = h.disp * t.disp_unit;
     const auto size = static_cast<size_t>(h.element_size);
@@ -162,9 +161,9 @@ void GrantWaitingLocks(AgentState& s) {
 
 // A lock or release from the origin on `link`, checked against the window
 // it names: the target must be a rank of this process's node.
-AgentLockRequest LockRequest(AgentState& s, const RequestHeader& h, int link) {
-  std::lock_guard<std::mutex> guard(s.windows_mutex);
-  ManagedWindow* w = &WindowOf(s, h);
+AgentLockRequest LockRequest(const RequestHeader& h, int link) {
+  std::lock_guard<std::mutex> guard(served_windows().mutex());
+  ManagedWindow* w = &WindowOf(h);
   const auto target = static_cast<int>(h.disp);
   if (h.lock != AgentLockKind::kShared && h.lock != AgentLockKind::kExclusive &&
       h.lock != AgentLockKind::kAll) {
@@ -196,9 +195,9 @@ bool ServeRequest(AgentState& s, int link, std::vector<std::byte>& frame) {
       Apply(s, h, frame.data() + sizeof h, frame.size() - sizeof h, link);
       return true;
     case RequestKind::kLock:
-      return !s.locks.Request(LockRequest(s, h, link)) || Grant(s, link);
+      return !s.locks.Request(LockRequest(h, link)) || Grant(s, link);
     case RequestKind::kUnlock:  // answered: the origin's window may go next
-      s.locks.Release(LockRequest(s, h, link));
+      s.locks.Release(LockRequest(h, link));
       return WriteFrame(link, nullptr, 0);
     default:
       Malformed("kind", h);
@@ -335,6 +334,7 @@ void StartAgent() {
     s.stopping = false;
   }
   s.running = true;
+  served_windows().Open();
   s.thread = std::thread([&s] { Serve(s); });
   // Counted once: a restarted agent replaces the thread StopAgent joined.
   static const bool noted = (NoteShimThreadStarted(), true);
@@ -352,6 +352,7 @@ void StopAgent() {
   }
   Wake(s);
   s.thread.join();
+  served_windows().Close();
   s.running = false;
   for (int& fd : s.links) {
     if (fd >= 0) close(fd);
@@ -366,26 +367,6 @@ bool AgentRunning() { return TheAgent().running; }
 long long AgentApplied() { return TheAgent().applied.load(); }
 
 long long AgentLocksGranted() { return TheAgent().locks_granted.load(); }
-
-int RegisterAgentWindow(ManagedWindow* w) {
-  AgentState& s = TheAgent();
-  if (!s.running) return -1;
-  std::lock_guard<std::mutex> guard(s.windows_mutex);
-  auto free_id = std::find(s.windows.begin(), s.windows.end(), nullptr);
-  if (free_id != s.windows.end()) {
-    *free_id = w;
-    return static_cast<int>(free_id - s.windows.begin());
-  }
-  s.windows.push_back(w);
-  return static_cast<int>(s.windows.size() - 1);
-}
-
-void UnregisterAgentWindow(int id) {
-  if (id < 0) return;
-  AgentState& s = TheAgent();
-  std::lock_guard<std::mutex> guard(s.windows_mutex);
-  s.windows[id] = nullptr;
-}
 
 AgentParked::AgentParked() {
   AgentState& s = TheAgent();

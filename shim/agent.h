@@ -118,11 +118,6 @@ uint64_t AgentSpinNs();
 long long AgentApplied();
 long long AgentLocksGranted();
 
-// A window's id at this process's agent (for origins to name it), or -1
-// when no agent runs. Unregister before the window's memory goes.
-int RegisterAgentWindow(ManagedWindow* w);
-void UnregisterAgentWindow(int id);
-
 // Holds the agent parked at the top of its loop (touching no memory of the
 // application) for a scope: shared_user_memory.h copies
 // and maps over pages the agent could otherwise be updating.

@@ -62,10 +62,6 @@ struct AgentState {
   uint64_t token = 0;
   int world_rank = 0;
 
-  // Registered windows, by id; null: a free id.
-  std::mutex windows_mutex;
-  std::vector<ManagedWindow*> windows;
-
   // Parking (AgentParked): a request count, and whether the thread sits
   // parked at the top of its loop.
   // The locks it holds and waits for for remote origins (thread only).

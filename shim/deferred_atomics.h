@@ -17,12 +17,15 @@
 // queued itself (accumulate_ordering: updates from one origin to one location
 // stay in program order). One thread owns the queue: processes under
 // MPI_THREAD_MULTIPLE have no unstriped slot, so they never queue.
+// The queue is a window's state (window.h); striped_apply.h's ApplyQueued
+// applies it.
 #ifndef RMASHIM_SHIM_DEFERRED_ATOMICS_H_
 #define RMASHIM_SHIM_DEFERRED_ATOMICS_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <span>
 
 #include "shim/element_ops.h"
 
@@ -33,6 +36,13 @@ struct Target;
 class DeferredAtomics {
  public:
   static constexpr int kCapacity = 64;
+
+  struct Entry {
+    const ElementOp* op;
+    const Target* target;
+    ptrdiff_t offset;
+    uint64_t value;
+  };
 
   bool empty() const { return count() == 0; }
   // Empty and not armed: nothing for a synchronization to do (one test).
@@ -54,9 +64,10 @@ class DeferredAtomics {
 
   // Queues `op` (a word type's, with an atomic flavour) on the element at
   // byte `offset` of node-local target `t`, with the origin value at
-  // `origin`. `t` must outlive the queue (the window's targets do).
-  void Add(const ElementOp& op, const Target& t, ptrdiff_t offset,
-           const void* origin) {
+  // `origin`. `t` must outlive the queue (the window's targets do). True
+  // when the queue is full: the caller applies it (ApplyQueued).
+  [[nodiscard]] bool Add(const ElementOp& op, const Target& t,
+                         ptrdiff_t offset, const void* origin) {
     Entry& e = entries_[count()];
     e.op = &op;
     e.target = &t;
@@ -66,27 +77,22 @@ class DeferredAtomics {
     } else {
       std::memcpy(&e.value, origin, op.size);
     }
-    if (++state_, count() == kCapacity) ApplyQueued();
+    return ++state_, count() == kCapacity;
   }
 
-  // Applies the queue (a no-op when empty).
-  void Apply() {
-    if (count() != 0) ApplyQueued();
+  // The queued updates, in program order.
+  std::span<const Entry> queued() const {
+    return {entries_, static_cast<size_t>(count())};
   }
+  // Empties the queue (still armed if it was); queued() stays readable
+  // until the next Add.
+  void Clear() { state_ &= kArmed; }
 
   // The calling process's slot in every target's header (word_atomics.h).
   void set_slot(int slot) { slot_ = slot; }
+  int slot() const { return slot_; }
 
  private:
-  struct Entry {
-    const ElementOp* op;
-    const Target* target;
-    ptrdiff_t offset;
-    uint64_t value;
-  };
-  void ApplyQueued();
-  void Apply(const Entry& e);  // one, on its own
-
   // The queue's length in the low bits, kArmed above: idle() is one test.
   static constexpr uint64_t kArmed = uint64_t{1} << 32;
   int count() const { return static_cast<int>(state_ & 0xffffffff); }

@@ -4,14 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "shim/agent.h"
-#include "shim/datatype.h"
 #include "shim/hardware.h"
-#include "shim/mpi_flush.h"
-#include "shim/mpi_pscw.h"
-#include "shim/segment_cache.h"
-#include "shim/shared_user_memory.h"
-#include "shim/shm_lock.h"
 #include "shim/spin_wait.h"
 
 namespace rmashim {
@@ -94,35 +87,16 @@ void Runtime::Start(int thread_level) {
   locality_.node_size = static_cast<int>(
       std::count(nodes.begin(), nodes.end(), nodes[world_rank]));
   CalibrateSpin(locality_.node_size);
-  NoteThreadsAtInit();
   const HardwarePlace place = QueryHardwarePlace();
   locality_.numa_domain = place.numa_domain;
   locality_.core = place.core;
-  // Every rank decides alike (the node table is the same everywhere and
-  // RMASHIM_DISABLE must be), so the collective creation matches.
-  const bool spans_nodes = std::count(nodes.begin(), nodes.end(), nodes[0]) !=
-                           static_cast<std::ptrdiff_t>(nodes.size());
-  if (enabled_ && spans_nodes) {
-    OpenEndpointFlush();
-    OpenPostMatching();
-  }
-  // The agent (agent.h) where every rank wants one: StartAgent is
-  // collective, and the environment it was wanted by may differ by host.
-  if (enabled_ && spans_nodes) {
-    int wanted = AgentWanted();
-    PMPI_Allreduce(MPI_IN_PLACE, &wanted, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (wanted) StartAgent();
-  }
+  spans_nodes_ = std::count(nodes.begin(), nodes.end(), nodes[0]) !=
+                 static_cast<std::ptrdiff_t>(nodes.size());
 }
 
 void Runtime::Stop() {
-  StopAgent();  // collective: before anything else MPI still needs
   enabled_ = false;
   SetSpinProgress(nullptr);  // MPI is about to go away
-  CloseEndpointFlush();
-  ClosePostMatching();
-  StopDatatypeSupport();
-  segment_cache().Flush();  // freed windows' segments
 }
 
 std::vector<int> NodeIndexOf(MPI_Comm comm) {

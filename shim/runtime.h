@@ -24,19 +24,24 @@ struct Locality {
 class Runtime {
  public:
   // Called right after PMPI_Init(_thread) with the thread level MPI
-  // provides. Reads RMASHIM_DISABLE.
+  // provides (lifecycle.h's StartShim, which then starts what depends on
+  // it). Reads RMASHIM_DISABLE.
   void Start(int thread_level);
-  void Stop();  // right before PMPI_Finalize
+  void Stop();  // right before PMPI_Finalize (StopShim)
 
   bool enabled() const { return enabled_; }
   // MPI_THREAD_MULTIPLE: window bookkeeping is then serialized per window.
   bool thread_multiple() const { return thread_multiple_; }
   const Locality& locality() const { return locality_; }
+  // Whether MPI_COMM_WORLD's ranks are on more than one node (the same on
+  // every rank).
+  bool spans_nodes() const { return spans_nodes_; }
   WindowTable& windows() { return windows_; }
 
  private:
   bool enabled_ = false;
   bool thread_multiple_ = false;
+  bool spans_nodes_ = false;
   Locality locality_;
   WindowTable windows_;
 };

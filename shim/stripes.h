@@ -1,7 +1,8 @@
-// Several accumulate stripes (window.h, kStripes) held at once, for
-// read-modify-writes that cannot be split page by page: accumulates on
-// MPI_Win_create memory of another process go through cross-memory attach,
-// one read and one write for the whole update.
+// The accumulate stripes (window.h, kStripes) held around an update: one
+// page's (StripeGuard: striped_apply.h's runs, page by page), or several at
+// once (StripeSet) for read-modify-writes that cannot be split page by page:
+// accumulates on MPI_Win_create memory of another process go through
+// cross-memory attach, one read and one write for the whole update.
 #ifndef RMASHIM_SHIM_STRIPES_H_
 #define RMASHIM_SHIM_STRIPES_H_
 
@@ -13,6 +14,25 @@
 #include "shim/window.h"
 
 namespace rmashim {
+
+// Holds the stripe of the page containing a target offset (see kStripes).
+class StripeGuard {
+ public:
+  StripeGuard(SegmentHeader& header, MPI_Aint offset, bool exclusive)
+      : word_(header.stripes[(offset >> kStripePageShift) % kStripes]),
+        exclusive_(exclusive) {
+    exclusive ? AcquireStripeExclusive(word_) : AcquireStripeShared(word_);
+  }
+  ~StripeGuard() {
+    exclusive_ ? ReleaseStripeExclusive(word_) : ReleaseStripeShared(word_);
+  }
+  StripeGuard(const StripeGuard&) = delete;
+  StripeGuard& operator=(const StripeGuard&) = delete;
+
+ private:
+  StripeWord& word_;
+  bool exclusive_;
+};
 
 // Holds exclusively the stripe of every page that the byte ranges
 // [offset, offset + bytes) of a target touch. Stripes are taken in ascending

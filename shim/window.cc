@@ -12,7 +12,7 @@
 #include <memory>
 #include <new>
 
-#include "shim/agent.h"
+#include "shim/served_windows.h"
 #include "shim/runtime.h"
 #include "shim/segment_cache.h"
 
@@ -369,7 +369,7 @@ int ManagedWindow::Adopt(Flavor flavor, MPI_Win app_win, void* base,
 // every rank has an agent and a rank in MPI_COMM_WORLD (agents are found
 // by world rank); otherwise no rank sends its agents anything.
 void ManagedWindow::JoinAgent(MPI_Comm comm) {
-  own_agent_id_ = RegisterAgentWindow(this);
+  own_agent_id_ = served_windows().Register(this);
   // Per rank: its agent's id for the window, its node's first rank, and
   // whether it calls MPI from several threads (one exchange, so every rank
   // decides the same).
@@ -383,7 +383,7 @@ void ManagedWindow::JoinAgent(MPI_Comm comm) {
     ids[r] = all[3 * size_t(r)];
     threaded = threaded || all[3 * size_t(r) + 2] != 0;
     if (ids[r] < 0 || world_ranks_[r] < 0) {
-      UnregisterAgentWindow(own_agent_id_);
+      served_windows().Unregister(own_agent_id_);
       own_agent_id_ = -1;
       return;
     }
@@ -431,7 +431,7 @@ ManagedWindow::~ManagedWindow() {
   // called it (MPI-3 11.2.5), so every origin has ended its epochs, and
   // with them had its updates to this process applied (agent.h); before
   // it, a rank still in an epoch could send this process's agent more.
-  UnregisterAgentWindow(own_agent_id_);
+  served_windows().Unregister(own_agent_id_);
   UnshareUserMemory(own_memory_);
   if (group_ != MPI_GROUP_NULL) PMPI_Group_free(&group_);
 }

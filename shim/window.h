@@ -457,7 +457,7 @@ class ManagedWindow {
   std::vector<int> node_index_;   // per window rank: NodeIndexOf
   std::vector<int> node_ranks_;   // per node index: the window rank
   std::vector<int> world_ranks_;  // per window rank, when spanning nodes
-  int own_agent_id_ = -1;         // this process's, RegisterAgentWindow
+  int own_agent_id_ = -1;         // this process's, served_windows.h
   std::vector<int> agent_ids_;    // per window rank, when agent_served()
   bool locks_via_agent_ = false;
   std::vector<int> lock_agent_ranks_;  // per window rank, locks_via_agent_

@@ -1,15 +1,15 @@
 // Start and stop the shim with MPI.
 #include <mpi.h>
 
+#include "shim/lifecycle.h"
 #include "shim/profile.h"
-#include "shim/runtime.h"
 
 extern "C" {
 
 int MPI_Init(int* argc, char*** argv) {
   const int rc = PMPI_Init(argc, argv);
   if (rc == MPI_SUCCESS) {
-    rmashim::runtime().Start(MPI_THREAD_SINGLE);
+    rmashim::StartShim(MPI_THREAD_SINGLE);
     rmashim::g_profiler.Start(false);
   }
   return rc;
@@ -18,7 +18,7 @@ int MPI_Init(int* argc, char*** argv) {
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   const int rc = PMPI_Init_thread(argc, argv, required, provided);
   if (rc == MPI_SUCCESS) {
-    rmashim::runtime().Start(*provided);
+    rmashim::StartShim(*provided);
     rmashim::g_profiler.Start(*provided == MPI_THREAD_MULTIPLE);
   }
   return rc;
@@ -26,7 +26,7 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
 
 int MPI_Finalize(void) {
   rmashim::g_profiler.Report();
-  rmashim::runtime().Stop();
+  rmashim::StopShim();
   return PMPI_Finalize();
 }
 
