@@ -1,13 +1,12 @@
-// The agent on a window spanning nodes (shim/agent.h), measured: latency of
-// the accumulate family plus flush under lock_all, and of an exclusive
-// lock + accumulate + unlock, from rank 0 to a node-local and to a remote
-// target, while the target waits in MPI (a barrier) and while it computes
-// without calling MPI; and the CPU time a process spends per second while
-// the program sleeps without calling MPI (the agent's idle cost).
-// Run it on a split layout (MPIR_CVAR_ODD_EVEN_CLIQUES=1, 4 ranks: rank 2
-// is node-local to rank 0, rank 1 remote), natively, under the shim, and
-// under the shim with RMASHIM_AGENT=0; scripts/bench_agent.sh does all
-// three and prints one table.
+// The agent on a window spanning nodes (shim/agent/agent.h), measured: latency
+// of the accumulate family plus flush under lock_all, and of an exclusive lock
+// + accumulate + unlock, from rank 0 to a node-local and to a remote target,
+// while the target waits in MPI (a barrier) and while it computes without
+// calling MPI; and the CPU time a process spends per second while the program
+// sleeps without calling MPI (the agent's idle cost). Run it on a split layout
+// (MPIR_CVAR_ODD_EVEN_CLIQUES=1, 4 ranks: rank 2 is node-local to rank 0, rank
+// 1 remote), natively, under the shim, and under the shim with RMASHIM_AGENT=0;
+// scripts/bench_agent.sh does all three and prints one table.
 //   agent [--iters N] [--compute-ms M] [--label L]
 // Prints "AGENT|label|case|target|state|value|unit" lines.
 #include <mpi.h>

@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "shim/copy.h"
+#include "shim/base/copy.h"
 
 namespace rmashim_bench {
 
-// The CPU floor's copy: the shim's own routine (shim/copy.h), not glibc's
+// The CPU floor's copy: the shim's own routine (shim/base/copy.h), not glibc's
 // memcpy, whose `rep movsb` runs 10-15x slower on this project's AMD EPYC
 // VMs for 32-256 KiB blocks when the destination lies 16 bytes past the
 // source modulo a page (a malloc'd buffer against a page-aligned window:

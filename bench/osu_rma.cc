@@ -10,7 +10,7 @@
 // windows; with --quick all sizes are still checked but only a few timed.
 // With --create both windows are MPI_Win_create windows on page-aligned
 // memory of the program's own (OSU's default), which the shim reaches with
-// cross-memory calls (shim/cross_memory.h); there is no CPU floor then.
+// cross-memory calls (shim/move/cross_memory.h); there is no CPU floor then.
 //
 // MPI-only apart from an optional dlsym of the shim, so scripts/bench_sweep.sh
 // also builds it with mpicxx.openmpi and runs it on Open MPI's osc/sm (the

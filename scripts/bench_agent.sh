@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The agent on a window spanning nodes (shim/agent.h), native MPICH against
+# The agent on a window spanning nodes (shim/agent/agent.h), native MPICH against
 # the shim with its agent (RMASHIM_AGENT=1) and without, on MPICH's simulated odd-even split
 # (4 ranks: rank 2 shares rank 0's node, rank 1 does not): latency of the
 # accumulate family and of lock+accumulate+unlock to each, with the target in
 # MPI and computing without MPI, and the CPU time per second while every
 # rank sleeps (bench/agent.cc). Prints a Markdown table; one run each.
 #   scripts/bench_agent.sh [--ranks N] [--iters N] [--spin-us US]
-# --spin-us: RMASHIM_AGENT_SPIN_US for the agent's run (shim/agent.h).
+# --spin-us: RMASHIM_AGENT_SPIN_US for the agent's run (shim/agent/agent.h).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ranks=4

@@ -133,7 +133,7 @@ for program in "${ompi_programs[@]}"; do
   t0=$SECONDS
   rc=0
   { command -v mpicxx.openmpi >/dev/null &&
-    mpicxx.openmpi -DOMPI_SKIP_MPICXX -std=c++20 -O3 -I. "bench/$program.cc" shim/copy.cc -ldl \
+    mpicxx.openmpi -DOMPI_SKIP_MPICXX -std=c++20 -O3 -I. "bench/$program.cc" shim/base/copy.cc -ldl \
       -o "$out/$program.openmpi" >"$out/$name.log" 2>&1 &&
     "${ompi[@]}" "$out/$program.openmpi" --csv "${quick_arg[@]}" \
       >"$out/$name.csv" 2>>"$out/$name.log"; } || rc=$?

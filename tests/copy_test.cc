@@ -1,7 +1,7 @@
-// The direct-copy routine (shim/copy.h) against memcpy: every size class
+// The direct-copy routine (shim/base/copy.h) against memcpy: every size class
 // around its vector-loop bounds, odd alignments of both sides, and no byte
 // outside the destination range written.
-#include "shim/copy.h"
+#include "shim/base/copy.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// The element kernels of shim/element_kernels.h against a scalar reference
-// written here: every predefined op on every row of predefined types
+// The element kernels of shim/types/element_kernels.h against a scalar
+// reference written here: every predefined op on every row of predefined types
 // (integers of every width and sign, floating point, complex, logical, byte,
 // MINLOC/MAXLOC pairs), lengths 0..70, odd alignments of target, origin and
 // result, with and without a result buffer; the plain (SIMD where it can)
@@ -8,8 +8,8 @@
 // tables are built from MPICH's handle constants. Runs twice (tests/BUILD):
 // with the loops the CPU supports best (AVX2 here) and with
 // RMASHIM_SIMD=sse2 (the x86-64 baseline); ELEMENT_OPS_EXPECT_ISA says which.
-#include "shim/element_ops.h"
-#include "shim/mpich_abi.h"
+#include "shim/types/element_ops.h"
+#include "shim/base/mpich_abi.h"
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -441,7 +441,7 @@ void CheckOverlaps(MPI_Datatype type, MPI_Op mpi_op) {
   }
 }
 
-// The word lane's types (shim/mpich_abi.h: IsWordIntegerType) against the
+// The word lane's types (shim/base/mpich_abi.h: IsWordIntegerType) against the
 // tables, over every builtin handle of size 8: exactly the types whose
 // MPI_SUM is 64-bit integer addition, each with MPI_REPLACE, MPI_NO_OP and
 // an 8-byte compare-and-swap.

@@ -62,7 +62,7 @@ inline long long PassedToMpi(MPI_Win win) {
   return count;
 }
 
-// Whether this process runs the shim's agent (shim/agent.h: on a job that
+// Whether this process runs the shim's agent (shim/agent/agent.h: on a job that
 // spans nodes, remote origins' accumulates to this process's windows are
 // applied by it, and node-local ones served in passive epochs).
 // rmashim_agent_stats: whether it runs, and the remote operations it has

@@ -3,7 +3,7 @@
 // by letting the least recently freed go; an own segment that leaves is
 // marked dropped, and peers' mappings of dropped segments go first; Flush
 // empties both parts.
-#include "shim/segment_cache.h"
+#include "shim/windows/segment_cache.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>

@@ -1,11 +1,11 @@
-// MPI_Accumulate's word lane (shim/word_lane.h: TryWordAccumulate): one
+// MPI_Accumulate's word lane (shim/move/word_lane.h: TryWordAccumulate): one
 // 8-byte integer with MPI_SUM, MPI_BXOR, MPI_BOR or MPI_BAND, or one double
 // with MPI_SUM, applied at once with a CPU atomic while the target's mode
 // word allows, declined to the full path when it asks for stripes (right
 // after a bulk accumulate). Every update must survive against bulk
 // accumulates of other ranks, every value must be the op's, in both modes,
 // and the accumulates after the first of an epoch stay queued
-// (shim/deferred_atomics.h) until a synchronization.
+// (shim/windows/deferred_atomics.h) until a synchronization.
 #include <gtest/gtest.h>
 #include <mpi.h>
 

@@ -339,7 +339,7 @@ TEST_P(AccumulateTableTest, EveryOpOnEveryTypeMatchesReferenceAndNative) {
 
   // The shim computes accumulates itself on single-node windows, and on
   // windows spanning nodes in passive epochs where its agent runs (remote
-  // origins' ones too, shim/agent.h); elsewhere MPI does, with MPICH's
+  // origins' ones too, shim/agent/agent.h); elsewhere MPI does, with MPICH's
   // departures, except under an exclusive lock on a node-local or own
   // target, which the shim serves. There a region's unsigned MIN/MAX mixes
   // both (MPI's signed ordering for remote origins, MPI's definition for

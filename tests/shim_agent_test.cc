@@ -1,4 +1,4 @@
-// The agent on windows spanning nodes (shim/agent.h): counters that every
+// The agent on windows spanning nodes (shim/agent/agent.h): counters that every
 // rank updates at every target with the whole accumulate family, in every
 // epoch kind (lock_all, shared and exclusive locks; and fence and PSCW,
 // whose accumulates go to MPI there), on MPI_Win_allocate and

@@ -1,5 +1,5 @@
-// MPI_Win_create memory made node-shared (shim/shared_user_memory.h): the
-// application's pages are copied into a shared file and mapped over at
+// MPI_Win_create memory made node-shared (shim/windows/shared_user_memory.h):
+// the application's pages are copied into a shared file and mapped over at
 // MPI_Win_create, so node peers reach them with loads and stores. What must
 // hold: the window's contents and the program's other data on the same
 // pages survive the remap; windows over the same pages, at once or one

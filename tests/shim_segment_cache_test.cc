@@ -1,4 +1,4 @@
-// Windows over reused node segments (shim/segment_cache.h): a window
+// Windows over reused node segments (shim/windows/segment_cache.h): a window
 // allocated right after another of the same size is laid over the freed
 // window's segment, and node peers reuse their mappings of it. Whatever the
 // freed window left there (data, lock words taken, accumulate stripes held,
@@ -15,7 +15,7 @@
 #include <cstring>
 #include <vector>
 
-#include "shim/window.h"
+#include "shim/windows/window.h"
 #include "tests/mpi_test_util.h"
 
 namespace {
@@ -39,7 +39,7 @@ int NodeSize(MPI_Comm comm) {
 }
 
 // The shim's sync header in front of this rank's memory of a managed
-// MPI_Win_allocate window over `comm` (shim/window.h's layout).
+// MPI_Win_allocate window over `comm` (shim/windows/window.h's layout).
 rmashim::SegmentHeader* HeaderOf(void* base, MPI_Comm comm) {
   const rmashim::HeaderArrays arrays =
       rmashim::HeaderArraysFor(AllOnOneNode(comm), false, NodeSize(comm));
@@ -51,7 +51,7 @@ rmashim::SegmentHeader* HeaderOf(void* base, MPI_Comm comm) {
 // Leaves every word of this rank's header as if a crowd of lockers,
 // accumulators and epochs had left in the middle: held by a writer, with
 // tickets drawn that nobody will serve; a bulk accumulate draining the word
-// atomics, which every rank announces it is in (shim/word_atomics.h).
+// atomics, which every rank announces it is in (shim/sync/word_atomics.h).
 void Trample(rmashim::SegmentHeader* h) {
   const uint64_t taken = (uint64_t{7} << 48) | (uint64_t{3} << 32) |
                          (uint64_t{1} << 16) | uint64_t{2};

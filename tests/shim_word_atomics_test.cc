@@ -1,11 +1,11 @@
 // Word atomics and bulk accumulates on the same counters from different
-// ranks at once (shim/word_atomics.h): fetch_and_op, compare_and_swap and
+// ranks at once (shim/sync/word_atomics.h): fetch_and_op, compare_and_swap and
 // one-word accumulates skip the stripes while no bulk update is in
 // progress, so a bulk MPI_Accumulate must wait for them, and they for it.
 // Every update must survive, on one node and across the simulated node
 // splits (where windows spanning nodes keep accumulates in MPI). One-word
 // accumulates are queued until the next synchronization
-// (shim/deferred_atomics.h): later accumulate-family calls see them in
+// (shim/windows/deferred_atomics.h): later accumulate-family calls see them in
 // program order, and every synchronization makes them visible.
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -123,7 +123,7 @@ TEST(WordAtomics, OneWordAccumulatesAgainstBulkAccumulates) {
   RunMixed(Single::kAccumulate);
 }
 
-// The word lane (shim/word_lane.h) hands a fetch_and_op or
+// The word lane (shim/move/word_lane.h) hands a fetch_and_op or
 // compare_and_swap to the stripe path when the target's mode word asks for
 // stripes, as it does right after a bulk accumulate (and until 256 updates
 // found no bulk updater). Each rank bulk-updates the upper half of the next

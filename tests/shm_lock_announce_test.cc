@@ -1,4 +1,4 @@
-// Announced exclusive locks (shim/shm_lock.h): a process's first exclusive
+// Announced exclusive locks (shim/sync/shm_lock.h): a process's first exclusive
 // lock that finds no lock_all in any shard sets its own announcement word
 // instead of entering the shards, and every lock_all waits for those words.
 // Threads of one process stand in for processes (the words are plain
@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "shim/shm_lock.h"
+#include "shim/sync/shm_lock.h"
 #include "tests/shm_lock_test_node.h"
 
 namespace rmashim {

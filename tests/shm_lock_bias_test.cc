@@ -1,4 +1,4 @@
-// Biased lock_all (shim/shm_lock.h): while no exclusive lock comes, a
+// Biased lock_all (shim/sync/shm_lock.h): while no exclusive lock comes, a
 // lock_all sets its own visibility word and enters no shard; an exclusive
 // locker revokes the bias and waits for the biased holders; the bias comes
 // back only from a lock_all that holds its shard, and not for a while after
@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "shim/shm_lock.h"
+#include "shim/sync/shm_lock.h"
 #include "tests/shm_lock_test_node.h"
 
 namespace rmashim {

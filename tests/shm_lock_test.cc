@@ -1,6 +1,6 @@
 // The shared-memory lock protocol, exercised by threads of one process (the
 // words are plain atomics, so threads see what processes see).
-#include "shim/shm_lock.h"
+#include "shim/sync/shm_lock.h"
 
 #include <gtest/gtest.h>
 

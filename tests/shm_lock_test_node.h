@@ -8,7 +8,7 @@
 #include <atomic>
 #include <vector>
 
-#include "shim/shm_lock.h"
+#include "shim/sync/shm_lock.h"
 
 namespace rmashim {
 

@@ -1,9 +1,9 @@
-// Waiting (shim/spin_wait.h): the relax cost is measured, the node's
+// Waiting (shim/base/spin_wait.h): the relax cost is measured, the node's
 // oversubscription decides whether a waiter yields early, MPI progress
 // runs while a wait lasts, and a queue waiter looks again at once when it
 // is next. No timing is asserted beyond "a long wait lasts longer than the
 // progress interval".
-#include "shim/spin_wait.h"
+#include "shim/base/spin_wait.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

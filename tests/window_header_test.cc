@@ -1,9 +1,9 @@
 // Segment headers are sized by the node, never by the communicator
-// (shim/window.h): what a rank's node-shared header costs at 2 ranks, at a
-// 64-rank node, and on a node of a 65,536-rank window spanning nodes.
+// (shim/windows/window.h): what a rank's node-shared header costs at 2 ranks,
+// at a 64-rank node, and on a node of a 65,536-rank window spanning nodes.
 #include <gtest/gtest.h>
 
-#include "shim/window.h"
+#include "shim/windows/window.h"
 
 namespace rmashim {
 namespace {

@@ -1,4 +1,4 @@
-#include "shim/window_table.h"
+#include "shim/process/window_table.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Word atomics without stripes (shim/word_atomics.h) inside one process:
+// Word atomics without stripes (shim/sync/word_atomics.h) inside one process:
 // threads stand in for the node's ranks, each with its own slot, on a
 // segment header in ordinary memory. Atomic updaters and bulk (plain-loop)
 // updaters hit the same counters at once through ApplyRun; every update
@@ -13,10 +13,10 @@
 #include <thread>
 #include <vector>
 
-#include "shim/accumulate.h"
-#include "shim/element_ops.h"
-#include "shim/window.h"
-#include "shim/word_atomics.h"
+#include "shim/move/accumulate.h"
+#include "shim/sync/word_atomics.h"
+#include "shim/types/element_ops.h"
+#include "shim/windows/window.h"
 
 namespace rmashim {
 namespace {

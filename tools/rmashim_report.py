@@ -12,7 +12,7 @@ REACHES = schema.REACHES
 SYNCS = schema.SYNCS
 
 # Each fallback reason (the JSON key), the shim's own text for it
-# (shim/profile.cc) and one line of advice.
+# (shim/profile/profile.cc) and one line of advice.
 FALLBACKS = {
     "unmanaged_flavor": (
         "unmanaged flavor (dynamic window)",

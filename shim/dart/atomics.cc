@@ -3,16 +3,16 @@
 // target with the core's element-wise protocol (ApplyRun /
 // ApplyCompareSwap: CPU atomics under the page stripes, the same code the
 // MPI wrappers use). On team memory spanning nodes whose every unit runs
-// the core's agent (shim/agent.h), node-local units still take that path
+// the core's agent (shim/agent/agent.h), node-local units still take that path
 // and remote units' agents apply the others with the same protocol, so the
 // two stay atomic together. Otherwise they all go through MPI, which must
 // apply remote units' updates and could not be atomic with CPU atomics.
 #include <climits>
 
-#include "shim/accumulate.h"
-#include "shim/agent.h"
+#include "shim/agent/agent.h"
 #include "shim/dart/state.h"
-#include "shim/element_ops.h"
+#include "shim/move/accumulate.h"
+#include "shim/types/element_ops.h"
 
 namespace rmashim::dart {
 namespace {

@@ -404,7 +404,7 @@ dart_ret_t dart_team_memalloc_aligned(dart_team_t teamid, size_t nelem,
   s->pending.assign(team->size, 0);
   // CPU atomics only when no unit of the team is remote: MPI applies
   // remote units' accumulates, which could not be atomic with them. Unless
-  // the remote units' agents apply them (shim/agent.h), with the same CPU
+  // the remote units' agents apply them (shim/agent/agent.h), with the same CPU
   // atomics: then node-local units take CPU atomics as well.
   s->direct_atomics = w->locks_in_shm();
   s->agent_atomics = w->agent_served() && MapsEveryNodeLocalUnit(*s);

@@ -28,7 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "shim/window.h"
+#include "shim/windows/window.h"
 
 namespace rmashim::dart {
 

@@ -7,12 +7,12 @@
 #include <cstring>
 
 #include "dart/dart_rmashim.h"
-#include "shim/agent.h"
+#include "shim/agent/agent.h"
+#include "shim/base/hardware.h"
+#include "shim/base/spin_wait.h"
 #include "shim/dart/state.h"
-#include "shim/datatype.h"
-#include "shim/hardware.h"
-#include "shim/runtime.h"
-#include "shim/spin_wait.h"
+#include "shim/process/runtime.h"
+#include "shim/types/datatype.h"
 
 namespace rmashim::dart {
 namespace {
@@ -41,8 +41,8 @@ void FindNodes(State& s) {
   s.spans_nodes = distinct.size() > 1;
 }
 
-// The core's agent (shim/agent.h) on a job spanning nodes where every unit
-// asks for it (RMASHIM_AGENT, as for librmashim.so). Collective over
+// The core's agent (shim/agent/agent.h) on a job spanning nodes where every
+// unit asks for it (RMASHIM_AGENT, as for librmashim.so). Collective over
 // MPI_COMM_WORLD, as dart_init is; libdart's core is its own, so a
 // preloaded librmashim.so runs a second agent beside it.
 void StartAgentWhereWanted(State& s) {

@@ -8,7 +8,7 @@
 // On a team whose units share one node the words live in the core's
 // shared-memory window and every step is a CPU atomic (truly one-sided, no
 // messages). On a team spanning nodes whose every unit runs the core's
-// agent (shim/agent.h), steps on node-local units' words are CPU atomics
+// agent (shim/agent/agent.h), steps on node-local units' words are CPU atomics
 // too and steps on remote units' words go to their agents, which apply them
 // with CPU atomics: a waiter polls its own flag in memory, and a remote
 // unit hands the lock over without the waiter calling MPI (it still lets
@@ -20,9 +20,9 @@
 #include <atomic>
 #include <thread>
 
-#include "shim/agent.h"
+#include "shim/agent/agent.h"
 #include "shim/dart/state.h"
-#include "shim/shm_lock.h"
+#include "shim/sync/shm_lock.h"
 
 struct dart_lock_struct {
   dart_team_t team = DART_TEAM_NULL;

@@ -7,10 +7,10 @@
 #include <climits>
 #include <cstring>
 
-#include "shim/agent.h"
-#include "shim/cross_memory.h"
+#include "shim/agent/agent.h"
 #include "shim/dart/state.h"
-#include "shim/datatype.h"
+#include "shim/move/cross_memory.h"
+#include "shim/types/datatype.h"
 
 namespace rmashim::dart {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "shim/agent.h"
+#include "shim/agent/agent.h"
 
 namespace rmashim::dart {
 

@@ -17,12 +17,12 @@
 #include <unordered_set>
 #include <vector>
 
+#include "shim/base/spin_wait.h"
 #include "shim/dart/heap.h"
 #include "shim/dart/types.h"
-#include "shim/mpi_flush.h"
-#include "shim/ptracer.h"
-#include "shim/spin_wait.h"
-#include "shim/window.h"
+#include "shim/sync/mpi_flush.h"
+#include "shim/windows/ptracer.h"
+#include "shim/windows/window.h"
 
 // Opaque handles of the C interface.
 struct dart_group_struct {
@@ -194,7 +194,7 @@ struct State {
   std::vector<uint8_t> node_local;  // by global unit
   std::vector<int> node_index;      // by global unit
   bool spans_nodes = false;
-  // dart_init started the core's agent (shim/agent.h): team memory and
+  // dart_init started the core's agent (shim/agent/agent.h): team memory and
   // locks spanning nodes then take node-local atomics in shared memory and
   // send remote ones to the target's agent.
   bool started_agent = false;
@@ -309,7 +309,7 @@ inline void PokeProgress() {
               MPI_STATUS_IGNORE);
 }
 
-// ... once every kServedCallsPerProgress calls (shim/spin_wait.h): for the
+// ... once every kServedCallsPerProgress calls (shim/base/spin_wait.h): for the
 // calls served without MPI on a team spanning nodes (atomics on node-local
 // units with the agent running, a failed dart_lock_try_acquire), which a
 // unit may poll, where each would enter MPI without the agent.
@@ -320,8 +320,8 @@ inline void PokeProgressNowAndThen() {
 }
 
 // Completes this unit's MPI operations on `win` at every unit `pending`
-// marks, one unit at a time (never MPI_Win_flush_all: shim/mpi_flush.h says
-// why), and clears the marks of those completed remotely.
+// marks, one unit at a time (never MPI_Win_flush_all: shim/sync/mpi_flush.h
+// says why), and clears the marks of those completed remotely.
 inline int FlushPendingUnits(MPI_Win win, std::vector<uint8_t>& pending,
                              Completion completion = Completion::kRemote) {
   return FlushEachTarget(

@@ -8,7 +8,7 @@
  * queues lock requests at a target first come, first served and sends a
  * lock_all's requests to all targets at once, so two lock_alls can each
  * hold one target and wait at the other behind an exclusive request
- * (shim/mpi_lock_all.h gives the whole cycle). The shim takes MPI's locks
+ * (shim/sync/mpi_lock_all.h gives the whole cycle). The shim takes MPI's locks
  * one target at a time in rank order where they stay MPI's (windows
  * spanning nodes) and its own lock words otherwise, so the test runs under
  * the shim only and checks the totals, which are known exactly. */

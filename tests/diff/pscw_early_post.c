@@ -9,12 +9,12 @@
  * rank 1 must see rank 0's put after its wait.
  *
  * Natively MPICH 4.0.2 counts posts per window, whoever sent them
- * (shim/mpi_pscw.h): rank 0's first start returns on an early poster's
+ * (shim/sync/mpi_pscw.h): rank 0's first start returns on an early poster's
  * post, before rank 1 has posted, and reads the previous round's value
  * (3 and 4 ranks, on one node and split). Under the shim, windows on one node
  * match posts per target in shared memory and windows spanning nodes match them
- * with messages (shim/mpi_pscw.h), so the test runs under the shim only and
- * checks every value it reads and every value put. 3 ranks or more. */
+ * with messages (shim/sync/mpi_pscw.h), so the test runs under the shim only
+ * and checks every value it reads and every value put. 3 ranks or more. */
 #define _DEFAULT_SOURCE /* usleep */
 #include <unistd.h>
 

@@ -4,7 +4,8 @@
     docs/..., README.md) exists;
   - every section a file cites as `docs/X.md "Title"` (or README.md) is
     there, as a heading or a bolded paragraph title;
-  - docs/how-it-works.md's Layout names every file stem of shim/.
+  - docs/how-it-works.md's Layout names every folder of shim/ and every
+    file in them, and no source sits in shim/ itself.
 Run from Bazel (the repository is found through this file's real path) or
 by hand: python3 tests/docs/citations_test.py."""
 import os
@@ -66,15 +67,27 @@ def main():
             if not any(h == title or h.startswith(title) for h in heads):
                 problems.append('%s: cites %s "%s", which has no such section'
                                 % (rel, doc, title))
-    # The Layout of docs/how-it-works.md names every file of shim/.
+    # The Layout of docs/how-it-works.md names every folder of shim/ and
+    # every file in it; no source sits in shim/ itself (the folders are the
+    # concerns).
     with open(os.path.join(ROOT, "docs", "how-it-works.md")) as f:
         how = f.read()
     layout = how[how.index("## Layout"):]
-    named = set(re.findall(r"`([a-z_]+)`", layout))
-    for n in sorted(os.listdir(os.path.join(ROOT, "shim"))):
+    named = set(re.findall(r"`([a-z_]+)(?:/|\.lds)?`", layout))
+    shim = os.path.join(ROOT, "shim")
+    for n in sorted(os.listdir(shim)):
         stem, ext = os.path.splitext(n)
-        if ext in (".h", ".cc") and stem not in named:
-            problems.append("docs/how-it-works.md: Layout does not name shim/%s" % n)
+        if ext in (".h", ".cc"):
+            problems.append("shim/%s: a source outside shim/'s folders" % n)
+        if not os.path.isdir(os.path.join(shim, n)) or n == "dart":
+            continue
+        if n not in named:
+            problems.append("docs/how-it-works.md: Layout does not name shim/%s/" % n)
+        for f in sorted(os.listdir(os.path.join(shim, n))):
+            stem, ext = os.path.splitext(f)
+            if ext in (".h", ".cc", ".lds") and stem not in named:
+                problems.append("docs/how-it-works.md: Layout does not name shim/%s/%s"
+                                % (n, f))
     for p in sorted(set(problems)):
         print(p)
     print("%d problems" % len(set(problems)))

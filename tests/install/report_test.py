@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """`rmashim report` on crafted profiles, so every fallback reason is covered
 (the launcher test's program only produces two): the report knows each
-reason the shim can write (keys and texts as in shim/profile.cc), prints one
+reason the shim can write (keys and texts as in shim/profile/profile.cc), prints one
 advice line per reason that occurred with its count, computes served
 operations as the test harness does, and the PNG draws at most 8 panels
 and says how many windows it left out.
@@ -23,7 +23,7 @@ import rmashim_report  # noqa: E402
 
 
 def shim_fallback_names():
-    """{key: text} from shim/profile.cc's kFallbackNames table."""
+    """{key: text} from shim/profile/profile.cc's kFallbackNames table."""
     source = open(profile_cc).read()
     table = source[source.index("kFallbackNames[]"):]
     table = table[:table.index("};")]

@@ -93,7 +93,7 @@ def parse_report(path):
 
 
 def human(n):
-    """The report's rendering of a count (shim/profile.cc Human)."""
+    """The report's rendering of a count (shim/profile/profile.cc Human)."""
     units = ["", "K", "M", "G", "T"]
     u = 0
     while n >= 10000 and u < 4:

@@ -8,10 +8,10 @@
 // On windows that span (simulated) nodes the remote puts are MPICH's, and
 // MPICH 4.0.2 over UCX 1.13 completes flush_all, flush_local_all and fence
 // with a UCX worker flush that can return while a large put's fragments
-// still wait to be sent (shim/mpi_flush.h): natively some blocks then arrive
-// after the barrier, or carry the overwritten origin data, a few rounds in a
-// hundred on oversubscribed ranks. The shim completes what it passes to MPI
-// target by target and must lose nothing. Under the shim the window must be
+// still wait to be sent (shim/sync/mpi_flush.h): natively some blocks then
+// arrive after the barrier, or carry the overwritten origin data, a few rounds
+// in a hundred on oversubscribed ranks. The shim completes what it passes to
+// MPI target by target and must lose nothing. Under the shim the window must be
 // managed (EXPECT_MANAGED); node-local puts are the shim's own copies.
 #include <gtest/gtest.h>
 #include <mpi.h>

@@ -128,7 +128,7 @@ DIFF=(
 # watchdog's exit code, or its message with another code: hydra may report
 # 1 when it tears the other ranks down) is run again once: MPICH 4.0.2's
 # own PSCW hangs now and then on 2+2 ranks (pscw_ring: its per-window post
-# count, shim/mpi_pscw.h), and the native run is only the reference. The
+# count, shim/sync/mpi_pscw.h), and the native run is only the reference. The
 # shim's run is never run again: a hang there is a failure.
 run_once() {
   local out=$1 preload=$2 rc=0
@@ -221,7 +221,7 @@ for entry in "${FUZZ[@]}"; do
   fi
 done
 
-# The agent (shim/agent.h) across the hosts: its links are TCP over the
+# The agent (shim/agent/agent.h) across the hosts: its links are TCP over the
 # data veth, each host its own network namespace. tests/shim_agent_test.cc's
 # counters (every origin, every passive epoch, exact totals, nothing to
 # MPI, every remote call applied by an agent) and a remote origin against

@@ -1,0 +1,388 @@
+// The agent thread: what it serves and how it sleeps (agent.h has the
+// design; agent_origin.cc sends it requests).
+#include "shim/agent/agent.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "shim/agent/agent_state.h"
+#include "shim/atomics/striped_apply.h"
+#include "shim/base/spin_wait.h"
+#include "shim/process/runtime.h"
+#include "shim/windows/served_windows.h"
+#include "shim/windows/shared_user_memory.h"
+#include "shim/windows/window.h"
+
+namespace rmashim {
+namespace {
+
+long EnvLong(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::atol(v) : 0;
+}
+
+// The agent's state. One per process.
+
+void Wake(const AgentState& s) {
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = write(s.wake_fd, &one, sizeof one);
+}
+
+[[noreturn]] void Malformed(const char* what, const RequestHeader& h) {
+  std::fprintf(stderr,
+               "rmashim: agent: malformed request (%s: kind %u, window %d)\n",
+               what, static_cast<unsigned>(h.kind), h.window);
+  std::abort();  // the agent's thread makes no MPI call, MPI_Abort included
+}
+
+// The registered window a request names. The caller holds
+// served_windows().mutex().
+ManagedWindow& WindowOf(const RequestHeader& h) {
+  ManagedWindow* w = served_windows().Find(h.window);
+  if (w == nullptr) Malformed("unknown window", h);
+  return *w;
+}
+
+// Applies one update or compare-and-swap to this process's memory of the
+// window it names, as a node-local origin would (never exclusive: other
+// origins may be updating the same elements through the stripes).
+void Apply(AgentState& s, const RequestHeader& h, const std::byte* body,
+           size_t body_bytes, int link) {
+  std::vector<std::byte> result;
+  {
+    std::lock_guard<std::mutex> guard(served_windows().mutex());
+    const ManagedWindow& w = WindowOf(h);
+    const Target& t = w.target(w.rank());
+    const MPI_Aint base = h.disp * t.disp_unit;
+    const auto size = static_cast<size_t>(h.element_size);
+    if (h.kind == RequestKind::kCompareSwap) {
+      const CompareSwapOp* cas = nullptr;
+      if (body_bytes != 2 * size ||
+          FindCompareSwap(h.element, &cas) != MPI_SUCCESS || base < 0 ||
+          base + static_cast<MPI_Aint>(size) > t.size) {
+        Malformed("compare-and-swap", h);
+      }
+      result.resize(size);
+      ApplyCompareSwap(*cas, /*exclusive=*/false, t, base, body, body + size,
+                       result.data());
+    } else {
+      const ElementOp* e = nullptr;
+      const size_t run_bytes = static_cast<size_t>(h.runs) * sizeof(ElementRun);
+      const size_t data_bytes =
+          h.op == MPI_NO_OP ? 0 : static_cast<size_t>(h.elements) * size;
+      if (FindElementOp(h.element, h.op, &e) != MPI_SUCCESS ||
+          body_bytes != run_bytes + data_bytes || e->size != size) {
+        Malformed("update", h);
+      }
+      std::vector<ElementRun> runs(h.runs);
+      std::memcpy(runs.data(), body, run_bytes);
+      const std::byte* origin_data = data_bytes ? body + run_bytes : nullptr;
+      if (h.fetching) result.resize(static_cast<size_t>(h.elements) * size);
+      MPI_Aint done = 0;
+      for (const ElementRun& run : runs) {
+        const MPI_Aint offset = base + run.offset;
+        if (offset < 0 || run.count < 0 ||
+            offset + run.count * e->extent > t.size ||
+            done + run.count > h.elements) {
+          Malformed("range", h);
+        }
+        const std::byte* src =
+            origin_data ? origin_data + done * e->size : t.base + offset;
+        ApplyRun(*e, /*exclusive=*/false, t, offset, src,
+                 h.fetching ? result.data() + done * e->size : nullptr,
+                 static_cast<size_t>(run.count));
+        done += run.count;
+      }
+    }
+  }
+  // The updates are visible before the origin learns they are done.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  s.applied.fetch_add(1, std::memory_order_relaxed);
+  if (h.kind == RequestKind::kCompareSwap || h.fetching) {
+    WriteFrame(link, result.data(), result.size());
+  }
+}
+
+// Parks while AgentParked asks it to; false once StopAgent asked it to
+// stop.
+bool ParkIfAsked(AgentState& s) {
+  std::unique_lock<std::mutex> lock(s.park_mutex);
+  if (s.stopping) return false;
+  if (s.park_requests == 0) return true;
+  s.parked = true;
+  s.park_cv.notify_all();
+  s.park_cv.wait(lock, [&] { return s.park_requests == 0; });
+  s.parked = false;
+  return !s.stopping;
+}
+
+// A new connection: the hello must carry this job's token.
+// A new origin's link, added to `epoll`; -1 when none was accepted.
+int Accept(AgentState& s, int epoll) {
+  const int fd = accept4(s.listener.fd, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0) return -1;
+  AgentHello hello;
+  const char yes = 1;
+  if (!ReadAll(fd, &hello, sizeof hello) || hello.token != s.token ||
+      !WriteAll(fd, &yes, 1)) {
+    close(fd);
+    return -1;
+  }
+  const int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  epoll_event e{};
+  e.events = EPOLLIN;
+  e.data.fd = fd;
+  epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &e);
+  return fd;
+}
+
+// Answers a lock request held now.
+bool Grant(AgentState& s, int link) {
+  s.locks_granted.fetch_add(1, std::memory_order_relaxed);
+  return WriteFrame(link, nullptr, 0);
+}
+
+// ... and every waiting one granted since the last call.
+void GrantWaitingLocks(AgentState& s) {
+  for (const int link : s.locks.Progress()) Grant(s, link);
+}
+
+// A lock or release from the origin on `link`, checked against the window
+// it names: the target must be a rank of this process's node.
+AgentLockRequest LockRequest(const RequestHeader& h, int link) {
+  std::lock_guard<std::mutex> guard(served_windows().mutex());
+  ManagedWindow* w = &WindowOf(h);
+  const auto target = static_cast<int>(h.disp);
+  if (h.lock != AgentLockKind::kShared && h.lock != AgentLockKind::kExclusive &&
+      h.lock != AgentLockKind::kAll) {
+    Malformed("lock kind", h);
+  }
+  if (!w->locks_via_agent() || target < 0 || target >= w->comm_size() ||
+      !w->target(target).node_local()) {
+    Malformed("lock target", h);
+  }
+  return {.link = link,
+          .window_id = h.window,
+          .window = w,
+          .target = target,
+          .kind = h.lock};
+}
+
+// One request from the origin on `link`; false when the link closed.
+bool ServeRequest(AgentState& s, int link, std::vector<std::byte>& frame) {
+  if (!ReadFrame(link, &frame)) return false;
+  RequestHeader h;
+  if (frame.size() < sizeof h) Malformed("short", h);
+  std::memcpy(&h, frame.data(), sizeof h);
+  switch (h.kind) {
+    case RequestKind::kFlush:
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      return WriteFrame(link, nullptr, 0);
+    case RequestKind::kUpdate:
+    case RequestKind::kCompareSwap:
+      Apply(s, h, frame.data() + sizeof h, frame.size() - sizeof h, link);
+      return true;
+    case RequestKind::kLock:
+      return !s.locks.Request(LockRequest(h, link)) || Grant(s, link);
+    case RequestKind::kUnlock:  // answered: the origin's window may go next
+      s.locks.Release(LockRequest(h, link));
+      return WriteFrame(link, nullptr, 0);
+    default:
+      Malformed("kind", h);
+  }
+}
+
+// Waits for an event at most `ns` (epoll_pwait2, where the kernel has it;
+// else a millisecond).
+int WaitFor(int epoll, epoll_event* ready, int max, long ns) {
+  static bool fine_grained = true;
+  if (fine_grained) {
+    const timespec timeout{0, ns};
+    const int n = epoll_pwait2(epoll, ready, max, &timeout, nullptr);
+    if (n >= 0 || errno != ENOSYS) return n;
+    fine_grained = false;
+  }
+  return epoll_wait(epoll, ready, max, 1);
+}
+
+// The agent's loop: blocked in epoll_wait until a request, a new
+// connection or a wake-up comes, so an idle agent costs nothing.
+void Serve(AgentState& s) {
+  const int epoll = epoll_create1(EPOLL_CLOEXEC);
+  for (int fd : {s.listener.fd, s.wake_fd}) {
+    epoll_event e{};
+    e.events = EPOLLIN;
+    e.data.fd = fd;
+    epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &e);
+  }
+  std::vector<std::byte> frame;
+  std::vector<int> origins;  // accepted links, closed when the loop ends
+  epoll_event ready[64];
+  // While lock requests wait, the loop polls them between events: first
+  // after kFirstPollNs, then at intervals that double up to kMaxPollNs (a
+  // remote locker behind a long critical section costs the agent little),
+  // back to the first after every event.
+  constexpr long kFirstPollNs = 2'000, kMaxPollNs = 64'000;
+  long poll_ns = kFirstPollNs;
+  while (ParkIfAsked(s)) {
+    const int n = s.locks.waiting() ? WaitFor(epoll, ready, 64, poll_ns)
+                                    : epoll_wait(epoll, ready, 64, -1);
+    if (s.locks.waiting()) {
+      poll_ns = n > 0 ? kFirstPollNs : std::min(2 * poll_ns, kMaxPollNs);
+    }
+    for (int i = 0; i < n; ++i) {
+      const int fd = ready[i].data.fd;
+      if (fd == s.wake_fd) {
+        uint64_t count;
+        [[maybe_unused]] ssize_t r = read(s.wake_fd, &count, sizeof count);
+      } else if (fd == s.listener.fd) {
+        if (const int link = Accept(s, epoll); link >= 0) {
+          origins.push_back(link);
+        }
+      } else if (!ServeRequest(s, fd, frame)) {
+        epoll_ctl(epoll, EPOLL_CTL_DEL, fd, nullptr);
+        close(fd);
+        std::erase(origins, fd);
+      }
+    }
+    if (s.locks.waiting()) GrantWaitingLocks(s);
+    // The next request of a burst comes soon: look for it a while before
+    // sleeping (AgentSpinNs), without taking the park or stop path.
+    const uint64_t spin = AgentSpinNs();
+    if (spin > 0 && n > 0 && !s.locks.waiting()) {
+      const uint64_t until = NowNs() + spin;
+      while (NowNs() < until && epoll_wait(epoll, ready, 64, 0) == 0) {
+        CpuRelax();
+      }
+    }
+  }
+  for (const int link : origins) close(link);
+  close(epoll);
+}
+
+}  // namespace
+
+uint64_t AgentSpinNs() {
+  static const uint64_t configured = [] {
+    const char* v = std::getenv("RMASHIM_AGENT_SPIN_US");
+    return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) * 1000
+                                      : uint64_t{0};
+  }();
+  return spin_settings().core_per_thread ? configured : 0;
+}
+
+AgentState& TheAgent() {
+  static AgentState* state = new AgentState;
+  return *state;
+}
+
+bool AgentWanted() {
+  const char* agent = std::getenv("RMASHIM_AGENT");
+  if (agent == nullptr || *agent == '\0') return false;  // off unless asked
+  if (std::strcmp(agent, "auto") != 0) return std::strcmp(agent, "0") != 0;
+  const long local = EnvLong("MPI_LOCALNRANKS"), size = EnvLong("PMI_SIZE");
+  if (local > 0 && size > local) return true;
+  if (EnvLong("SLURM_NNODES") > 1) return true;
+  return EnvLong("MPIR_CVAR_ODD_EVEN_CLIQUES") > 0 ||
+         EnvLong("MPIR_CVAR_NUM_CLIQUES") > 1;
+}
+
+void StartAgent() {
+  AgentState& s = TheAgent();
+  if (s.running) return;
+  int size = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &s.world_rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  s.wake_fd = eventfd(0, EFD_CLOEXEC);
+  // A process may start the agent again after StopAgent (libdart: a
+  // program that owns MPI calls dart_init and dart_exit several times); the
+  // listener stays open in between, at the same endpoint.
+  int ok = s.wake_fd >= 0 && (s.listener.fd >= 0 || s.listener.Open());
+  PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!ok) {  // everywhere: windows then agree not to use agents
+    if (s.world_rank == 0) {
+      std::fprintf(stderr, "rmashim: agent: not started (no TCP listener)\n");
+    }
+    return;
+  }
+  if (s.world_rank == 0) {
+    std::random_device random;
+    s.token =
+        (uint64_t{random()} << 32) ^ random() ^ static_cast<uint64_t>(getpid());
+  }
+  PMPI_Bcast(&s.token, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  s.endpoints.resize(size);
+  PMPI_Allgather(&s.listener.endpoint, sizeof(AgentEndpoint), MPI_BYTE,
+                 s.endpoints.data(), sizeof(AgentEndpoint), MPI_BYTE,
+                 MPI_COMM_WORLD);
+  s.links.assign(size, -1);
+  s.queued.assign(size, {});
+  {
+    std::lock_guard<std::mutex> lock(s.park_mutex);
+    s.stopping = false;
+  }
+  s.running = true;
+  served_windows().Open();
+  s.thread = std::thread([&s] { Serve(s); });
+  // Counted once: a restarted agent replaces the thread StopAgent joined.
+  static const bool noted = (NoteShimThreadStarted(), true);
+  (void)noted;
+}
+
+void StopAgent() {
+  AgentState& s = TheAgent();
+  if (!s.running) return;
+  // After this barrier no process sends another request.
+  PMPI_Barrier(MPI_COMM_WORLD);
+  {
+    std::lock_guard<std::mutex> lock(s.park_mutex);
+    s.stopping = true;
+  }
+  Wake(s);
+  s.thread.join();
+  served_windows().Close();
+  s.running = false;
+  for (int& fd : s.links) {
+    if (fd >= 0) close(fd);
+    fd = -1;
+  }
+  close(s.wake_fd);
+  s.wake_fd = -1;
+}
+
+bool AgentRunning() { return TheAgent().running; }
+
+long long AgentApplied() { return TheAgent().applied.load(); }
+
+long long AgentLocksGranted() { return TheAgent().locks_granted.load(); }
+
+AgentParked::AgentParked() {
+  AgentState& s = TheAgent();
+  if (!s.running || std::this_thread::get_id() == s.thread.get_id()) return;
+  std::unique_lock<std::mutex> lock(s.park_mutex);
+  ++s.park_requests;
+  parked_ = true;
+  Wake(s);  // out of epoll_wait, to the top of its loop
+  s.park_cv.wait(lock, [&] { return s.parked; });
+}
+
+AgentParked::~AgentParked() {
+  if (!parked_) return;
+  AgentState& s = TheAgent();
+  std::lock_guard<std::mutex> lock(s.park_mutex);
+  if (--s.park_requests == 0) s.park_cv.notify_all();
+}
+
+}  // namespace rmashim

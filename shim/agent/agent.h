@@ -1,0 +1,183 @@
+// The target-side agent: on a job that spans nodes, the accumulate family
+// from remote origins is applied to this process's window memory by a
+// thread of the shim, with the CPU atomics and stripes that node-local
+// origins use (accumulate.h: ApplyRun), so node-local accumulates can be
+// served in shared memory in passive epochs on windows spanning nodes and
+// stay atomic with remote ones (MPI-3 11.7.1).
+//
+// Why an agent at all. MPICH over UCX sends a remote origin's accumulate,
+// fetch_and_op and compare_and_swap to the target as an active message and
+// applies it there in software, under a mutex private to MPICH: it cannot
+// be atomic with CPU atomics on the same memory. So either every
+// accumulate to a target with remote origins goes through MPI (what the
+// shim did before: node-local ones too, 0% served for Global Arrays), or
+// the shim applies the remote ones itself. Something in the target process
+// must run to apply them: over UCX's TCP transport (and any without
+// hardware atomics) MPI's own RMA needs the target to enter UCX as well.
+//
+// Why a thread per process with links of its own. The choices:
+//  - Ghost processes (Casper): extra ranks hidden from MPI_COMM_WORLD, so
+//    every communicator call must be translated; a launcher change too.
+//  - Request rings in the node segment written with MPI_Put and a polling
+//    agent that makes no MPI call: over TCP an MPI_Put itself waits for
+//    the target to enter UCX, so the ring would never fill.
+//  - A thread per process that receives requests with MPI point-to-point
+//    over a duplicate of MPI_COMM_WORLD. Tried first, and measured
+//    (bench/agent.cc): it needs MPI_THREAD_MULTIPLE underneath; while the
+//    target's main thread sits in a blocking MPI call, MPICH holds its
+//    mutex as that call polls, and the agent's probe waits for the handoff
+//    (25-40 us per remote operation where MPI takes about 1); an idle agent
+//    that naps between probes took 5-9% of a core; and with its probes
+//    running beside the main thread, MPICH 4.0.2's own PSCW on windows
+//    spanning nodes hung in MPI_Win_start in 3 of 30 runs of tests/diff's
+//    pscw_ring (0 of 30 when the agent probed once a second).
+//  - A thread per process with TCP links of its own (agent_link.h): what is
+//    built. It makes no MPI call at all, so MPI keeps the application's
+//    thread level and the agent never contends with MPI; it sleeps in
+//    epoll_wait until a request comes, so an idle agent costs nothing; the
+//    endpoints are exchanged over MPI once, at MPI_Init. The price: the
+//    remote hop is the kernel's TCP, not MPI's transport (about 11-14 us
+//    per round trip between two processes of this 2-core VM, where MPICH's
+//    UCX, between "nodes" of the simulated splits, uses shared memory and
+//    takes about 1; across hosts both are TCP here). And MPI's own progress
+//    is not driven: MPI's locks and the operations the shim passes to MPI
+//    still need the target to call MPI.
+// One thread per process rather than per node: each applies updates to
+// its own process's memory only (MPI_Win_create memory included, which its
+// node peers may not have mapped), and a node's remote traffic is spread
+// over its processes.
+//
+// Protocol. An origin sends one frame per operation to the target's agent
+// over its link to that process (one TCP stream per origin-target pair): a
+// header, the target's element runs (flatten.h, byte offsets from the
+// displacement) and the packed origin elements. Fetching operations wait
+// for the reply (the old values, packed). Others are complete at the
+// origin once copied into the link's queue, which goes out with the next
+// request to that agent that waits for an answer, or when 64 KiB have
+// gathered (MPI completes them at the target only at the origin's next
+// synchronization, and a burst then costs one send); MPI_Win_flush (and
+// unlock, flush_all, unlock_all) sends a flush request that the agent
+// answers after applying everything that origin sent before it on the same
+// stream. So operations
+// of one origin to one target are applied in issue order, which covers
+// MPI's accumulate ordering (MPI-3 11.7.2). A link that cannot be opened
+// or breaks fails the call with MPI_ERR_OTHER on the window's handler.
+//
+// When. Off unless asked for: RMASHIM_AGENT=1 starts it on a job that
+// spans nodes; RMASHIM_AGENT=auto where the launcher's environment says
+// the job spans nodes (AgentWanted). Not the default yet: its remote hop
+// is slower than MPI's where MPI has a faster transport than TCP, and
+// remote locks are still MPI's (the target must call MPI for them). A
+// window uses the agent only when every one of its ranks runs one (agreed
+// at creation); otherwise accumulates on windows spanning nodes go to MPI
+// as before.
+#ifndef RMASHIM_SHIM_AGENT_AGENT_H_
+#define RMASHIM_SHIM_AGENT_AGENT_H_
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "shim/agent/agent_locks.h"
+#include "shim/types/element_ops.h"
+#include "shim/types/flatten.h"
+
+namespace rmashim {
+
+class ManagedWindow;
+
+// Whether to start the agent: RMASHIM_AGENT=1; with RMASHIM_AGENT=auto,
+// the launcher's environment (Hydra's MPI_LOCALNRANKS below PMI_SIZE, Slurm's
+// SLURM_NNODES above 1, or MPICH's simulated node splits). Asked only
+// where the shim is enabled (Runtime::Start).
+bool AgentWanted();
+
+// Starts the agent thread (Runtime::Start, on a job spanning nodes);
+// collective over MPI_COMM_WORLD (the endpoints are exchanged over it). On
+// no rank when any rank cannot listen.
+void StartAgent();
+// Collective over MPI_COMM_WORLD, at MPI_Finalize: every process stops
+// sending requests, then each agent is stopped and joined.
+void StopAgent();
+bool AgentRunning();
+// How long an origin waiting for an answer, and the agent after serving a
+// request, poll before they sleep: RMASHIM_AGENT_SPIN_US microseconds
+// (default 0: never) where the node has two processing units per rank by
+// MPI's count, else 0. Off by default: jobs fill their nodes' cores, and a
+// spinning thread then takes a core a rank needs (on a 2-core machine with
+// 2 ranks spinning tripled a round trip); with spare cores it saves the
+// sleeping threads' wake-ups (scripts/bench_agent.sh --spin-us).
+uint64_t AgentSpinNs();
+
+// Remote operations this process's agent has applied so far, and the
+// locks it has granted remote origins (agent_locks.h).
+long long AgentApplied();
+long long AgentLocksGranted();
+
+// Holds the agent parked at the top of its loop (touching no memory of the
+// application) for a scope: shared_user_memory.h copies
+// and maps over pages the agent could otherwise be updating.
+class AgentParked {
+ public:
+  AgentParked();
+  ~AgentParked();
+  AgentParked(const AgentParked&) = delete;
+  AgentParked& operator=(const AgentParked&) = delete;
+
+ private:
+  bool parked_ = false;
+};
+
+// Origin side. Each returns an MPI error code (MPI_SUCCESS); the caller
+// raises it on the window.
+//
+// `elements` elements of predefined `element` (`element_size` bytes
+// packed) at `runs` from displacement `disp` of window rank `target`
+// (remote, on a window w.agent_served()), combined with `op`: `origin`
+// packed (nullptr for MPI_NO_OP); with `result`, the old values come back
+// there, packed, before the call returns.
+int AgentUpdate(ManagedWindow& w, int target, MPI_Aint disp,
+                MPI_Datatype element, MPI_Op op,
+                std::span<const ElementRun> runs, size_t elements,
+                size_t element_size, const std::byte* origin,
+                std::byte* result);
+// ... for `elements` consecutive elements from `disp`.
+inline int AgentUpdateContiguous(ManagedWindow& w, int target, MPI_Aint disp,
+                                 MPI_Datatype element, MPI_Op op,
+                                 size_t elements, size_t element_size,
+                                 const std::byte* origin, std::byte* result) {
+  const ElementRun run{0, static_cast<MPI_Aint>(elements)};
+  return AgentUpdate(w, target, disp, element, op, {&run, 1}, elements,
+                     element_size, origin, result);
+}
+// Compare-and-swap of one `size`-byte element of predefined `type`.
+int AgentCompareSwap(ManagedWindow& w, int target, MPI_Aint disp,
+                     MPI_Datatype type, size_t size, const std::byte* origin,
+                     const std::byte* compare, std::byte* result);
+// Remote completion of every update this process sent `target`'s agent on
+// `w` (no message when there is none).
+int AgentFlush(ManagedWindow& w, int target);
+// ... of every target's.
+int AgentFlushAll(ManagedWindow& w);
+
+// Locks for remote targets on windows whose locks are the agents'
+// (ManagedWindow::locks_via_agent, agent_locks.h). AgentLock returns once
+// the lock on remote `target` is held; AgentUnlock releases it after the
+// caller completed its operations, and returns once it is released (so no
+// release arrives after the window is freed); it completes the caller's
+// updates to `target` too (on the release's own stream where the target's
+// agent serves the lock, else by an AgentFlush first). AgentLockAll takes the
+// lock_all share of every node, in node order, this node's by calling
+// `lock_own_node`; AgentUnlockAll releases the other nodes'.
+int AgentLock(ManagedWindow& w, int target, AgentLockKind lock);
+int AgentUnlock(ManagedWindow& w, int target, AgentLockKind lock);
+int AgentLockAll(ManagedWindow& w, const std::function<void()>& lock_own_node);
+int AgentUnlockAll(ManagedWindow& w);
+
+}  // namespace rmashim
+
+#endif  // RMASHIM_SHIM_AGENT_AGENT_H_

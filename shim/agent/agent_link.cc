@@ -1,0 +1,174 @@
+// TCP links between origins and agents (agent_link.h).
+#include "shim/agent/agent_link.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace rmashim {
+namespace {
+
+constexpr int kConnectTimeoutMs = 5000;
+constexpr uint32_t kMaxFrame = 1u << 30;
+
+void NoDelay(int fd) {
+  const int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+// Connects `fd` to `address:port` within the timeout.
+bool ConnectWithin(int fd, uint32_t address, uint16_t port) {
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = address;
+  const int flags = fcntl(fd, F_GETFL);
+  fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  int rc = connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to);
+  if (rc != 0 && errno == EINPROGRESS) {
+    pollfd p{fd, POLLOUT, 0};
+    rc = poll(&p, 1, kConnectTimeoutMs) == 1 ? 0 : -1;
+    int error = 0;
+    socklen_t len = sizeof error;
+    if (rc == 0 && (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0 ||
+                    error != 0)) {
+      rc = -1;
+    }
+  }
+  fcntl(fd, F_SETFL, flags);
+  return rc == 0;
+}
+
+}  // namespace
+
+bool AgentListener::Open() {
+  fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in any{};
+  any.sin_family = AF_INET;
+  any.sin_addr.s_addr = htonl(INADDR_ANY);
+  socklen_t len = sizeof any;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&any), sizeof any) != 0 ||
+      listen(fd, 256) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&any), &len) != 0) {
+    close(fd);
+    fd = -1;
+    return false;
+  }
+  endpoint.port = ntohs(any.sin_port);
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) == 0) {
+    for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+      if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET ||
+          !(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK) ||
+          endpoint.count >= AgentEndpoint::kMaxAddresses - 1) {
+        continue;
+      }
+      endpoint.addresses[endpoint.count++] =
+          reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr.s_addr;
+    }
+    freeifaddrs(list);
+  }
+  endpoint.addresses[endpoint.count++] = htonl(INADDR_LOOPBACK);
+  return true;
+}
+
+AgentListener::~AgentListener() {
+  if (fd >= 0) close(fd);
+}
+
+int ConnectAgent(const AgentEndpoint& peer, const AgentHello& hello) {
+  for (int i = 0; i < peer.count; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    char accepted = 0;
+    if (ConnectWithin(fd, peer.addresses[i], peer.port) &&
+        WriteAll(fd, &hello, sizeof hello) && ReadAll(fd, &accepted, 1) &&
+        accepted == 1) {
+      NoDelay(fd);
+      // A blocked read wakes every kReadWakeUs to let the caller's on_wait
+      // run (ReadAll): the origin lets MPI progress while a grant waits.
+      const timeval wake{0, kReadWakeUs};
+      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wake, sizeof wake);
+      return fd;
+    }
+    close(fd);
+  }
+  return -1;
+}
+
+bool WriteAll(int fd, const void* data, size_t bytes) {
+  const auto* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    const ssize_t n = send(fd, p, bytes, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    bytes -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool ReadAll(int fd, void* data, size_t bytes, void (*on_wait)()) {
+  auto* p = static_cast<char*>(data);
+  while (bytes > 0) {
+    const ssize_t n = recv(fd, p, bytes, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {  // SO_RCVTIMEO
+      if (on_wait != nullptr) on_wait();
+      continue;
+    }
+    if (n <= 0) return false;
+    p += n;
+    bytes -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// One sendmsg for the length and the bytes, so a small frame leaves in one
+// segment (TCP_NODELAY would send the length alone first); the rest, if
+// the kernel took only part, by WriteAll.
+bool WriteFrame(int fd, const void* data, size_t bytes) {
+  if (bytes >= kMaxFrame) return false;
+  const auto length = static_cast<uint32_t>(bytes);
+  iovec parts[2] = {{const_cast<uint32_t*>(&length), sizeof length},
+                    {const_cast<void*>(data), bytes}};
+  msghdr m{};
+  m.msg_iov = parts;
+  m.msg_iovlen = bytes > 0 ? 2 : 1;
+  ssize_t sent;
+  do {
+    sent = sendmsg(fd, &m, MSG_NOSIGNAL);
+  } while (sent < 0 && errno == EINTR);
+  if (sent < 0) return false;
+  const size_t total = sizeof length + bytes;
+  if (static_cast<size_t>(sent) == total) return true;
+  if (static_cast<size_t>(sent) < sizeof length) {
+    return WriteAll(fd, reinterpret_cast<const char*>(&length) + sent,
+                    sizeof length - sent) &&
+           WriteAll(fd, data, bytes);
+  }
+  return WriteAll(fd, static_cast<const char*>(data) + (sent - sizeof length),
+                  total - sent);
+}
+
+bool ReadFrame(int fd, std::vector<std::byte>* frame, void (*on_wait)()) {
+  uint32_t length = 0;
+  if (!ReadAll(fd, &length, sizeof length, on_wait) || length >= kMaxFrame) {
+    return false;
+  }
+  frame->resize(length);
+  return ReadAll(fd, frame->data(), length, on_wait);
+}
+
+}  // namespace rmashim

@@ -1,0 +1,60 @@
+// The agents' own links (agent.h has why they are not MPI's): TCP streams
+// between an origin process and a target process's agent, one per pair, so
+// that a pair's requests arrive in the order they were sent. Each agent
+// listens on every IPv4 address of its host (an ephemeral port); the
+// endpoints are exchanged over MPI once, at MPI_Init. A connection opens
+// with a handshake (the job's token and the origin's world rank), so an
+// origin that reached some other process's port is refused rather than
+// served. Frames are a 4-byte length and that many bytes.
+#ifndef RMASHIM_SHIM_AGENT_AGENT_LINK_H_
+#define RMASHIM_SHIM_AGENT_AGENT_LINK_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace rmashim {
+
+// Where a process's agent listens: its port and the host's IPv4 addresses
+// (network byte order), loopback last.
+struct AgentEndpoint {
+  static constexpr int kMaxAddresses = 8;
+  uint16_t port = 0;
+  uint16_t count = 0;
+  uint32_t addresses[kMaxAddresses] = {};
+};
+
+// What an origin sends first on a new connection.
+struct AgentHello {
+  uint64_t token = 0;
+  int32_t origin = -1;  // world rank
+  int32_t pad = 0;
+};
+
+// A listening socket on every address of this host; fd -1 on failure.
+struct AgentListener {
+  int fd = -1;
+  AgentEndpoint endpoint;
+  bool Open();
+  ~AgentListener();
+};
+
+// Connects to the agent at `peer` and says hello; the connected socket or
+// -1 (every address refused, or the agent there is not this job's).
+int ConnectAgent(const AgentEndpoint& peer, const AgentHello& hello);
+
+// Blocking whole reads and writes (retrying short ones and EINTR); false
+// when the peer closed or an error occurred. A read on a connection
+// ConnectAgent opened wakes every kReadWakeUs while nothing comes, calls
+// `on_wait` (when given) and reads on.
+inline constexpr long kReadWakeUs = 50;
+bool WriteAll(int fd, const void* data, size_t bytes);
+bool ReadAll(int fd, void* data, size_t bytes, void (*on_wait)() = nullptr);
+// One frame: its length, then its bytes.
+bool WriteFrame(int fd, const void* data, size_t bytes);
+bool ReadFrame(int fd, std::vector<std::byte>* frame,
+               void (*on_wait)() = nullptr);
+
+}  // namespace rmashim
+
+#endif  // RMASHIM_SHIM_AGENT_AGENT_LINK_H_

@@ -1,0 +1,93 @@
+// The agent's locks for remote origins (agent_locks.h has the protocol).
+#include "shim/agent/agent_locks.h"
+
+#include "shim/windows/window.h"
+
+namespace rmashim {
+
+bool AgentLocks::Request(const AgentLockRequest& r) {
+  ManagedWindow& w = *r.window;
+  Waiter waiter{.request = r};
+  switch (r.kind) {
+    case AgentLockKind::kShared:
+      waiter.steps.emplace_back(w.lock_words(r.target).lock, gate::kAUnit,
+                                gate::kBMask);
+      break;
+    case AgentLockKind::kExclusive: {
+      int& held = exclusive_held_[{r.link, r.window_id}];
+      if (held++ == 0) {
+        const AllShards& all = w.all_shards();
+        for (int i = 0; i < all.count; ++i) {
+          waiter.steps.emplace_back(all.shards[i]->all, gate::kBUnit,
+                                    gate::kAMask);
+        }
+      }
+      waiter.steps.emplace_back(w.lock_words(r.target).lock, gate::kBUnit,
+                                gate::kAMask | gate::kBMask);
+      break;
+    }
+    case AgentLockKind::kAll:
+      waiter.steps.emplace_back(w.own_all_shard().all, gate::kAUnit,
+                                gate::kBMask);
+      break;
+  }
+  // Every request advances on its own: the gates' tickets order those on
+  // the same gate, and one waiting on a busy gate holds up none on others
+  // (which could make a cycle of waits that the application has not).
+  if (Advance(waiter)) return true;
+  waiting_.push_back(std::move(waiter));
+  return false;
+}
+
+bool AgentLocks::Advance(Waiter& w) {
+  while (w.entered < w.steps.size()) {
+    gate::PendingEntry& step = w.steps[w.entered];
+    const bool in = w.started ? step.Poll() : step.Start();
+    if (!in) {
+      w.started = true;  // Start drew a ticket: poll it from now on
+      return false;
+    }
+    ++w.entered;
+    w.started = false;
+  }
+  return true;
+}
+
+std::vector<int> AgentLocks::Progress() {
+  std::vector<int> granted;
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if (Advance(*it)) {
+      granted.push_back(it->request.link);
+      it = waiting_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return granted;
+}
+
+void AgentLocks::Release(const AgentLockRequest& r) {
+  ManagedWindow& w = *r.window;
+  switch (r.kind) {
+    case AgentLockKind::kShared:
+      gate::Leave(w.lock_words(r.target).lock, gate::kAUnit);
+      break;
+    case AgentLockKind::kExclusive: {
+      gate::Leave(w.lock_words(r.target).lock, gate::kBUnit);
+      auto held = exclusive_held_.find({r.link, r.window_id});
+      if (held != exclusive_held_.end() && --held->second == 0) {
+        exclusive_held_.erase(held);
+        const AllShards& all = w.all_shards();
+        for (int i = all.count - 1; i >= 0; --i) {
+          gate::Leave(all.shards[i]->all, gate::kBUnit);
+        }
+      }
+      break;
+    }
+    case AgentLockKind::kAll:
+      gate::Leave(w.own_all_shard().all, gate::kAUnit);
+      break;
+  }
+}
+
+}  // namespace rmashim

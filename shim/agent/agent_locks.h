@@ -1,0 +1,96 @@
+// Passive-target locks for remote origins, taken by an agent (agent.h) in
+// the same lock words node-local lockers use (shm_lock.h), so that on a
+// window spanning nodes every locker, local or remote, meets every other in
+// one set of gates: node-local lockers never go through MPI's locks, and a
+// remote origin's lock completes while the target computes without MPI.
+//
+// Which agent. A shared lock touches the target's word only: the target's
+// own agent serves it, so a node's shared-lock traffic is spread over its
+// processes. For exclusive locks and lock_all shares a remote origin asks
+// the agent of the first window rank of the target's node
+// (ManagedWindow::lock_agent_rank), so one agent holds all of that
+// origin's shares of the node's `all` shards: like a node-local process
+// (ExclusiveShare), an origin enters the shards once for all of its exclusive
+// locks there and never queues behind a lock_all that waits for one of its own
+// locks (shm_lock.h argues the absence of cycles for one process; the agent
+// stands in for the origin).
+//  - MPI_LOCK_SHARED on target t: class A of t's `lock` gate.
+//  - MPI_LOCK_EXCLUSIVE on t: class B of every shard, in shard order (first
+//    exclusive lock of that origin on the window only), then class B of t's
+//    `lock` gate, as ExclusiveShare::Enter and EnterTarget do.
+//  - MPI_Win_lock_all: class A of the agent's own process's shard, as a
+//    node-local lock_all (AcquireAll). The origin asks every other node's
+//    agent at once and waits for all grants. Windows spanning nodes have no
+//    announced locks and no biased lock_all (window.cc: MapAllShards), so
+//    nothing else is to be waited for.
+//
+// Never blocking. The agent also serves the very updates and releases
+// that a lock it waits for needs to be freed, so it must not wait inside a
+// gate: each request enters its gates with gate::PendingEntry (a ticket,
+// polled), in arrival order, and is answered when it holds them all; the
+// agent's loop polls while requests wait (agent.cc: Serve). Tickets keep
+// the gates' fairness: a remote locker is served in its turn, not after
+// every local one.
+#ifndef RMASHIM_SHIM_AGENT_AGENT_LOCKS_H_
+#define RMASHIM_SHIM_AGENT_AGENT_LOCKS_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "shim/sync/shm_lock.h"
+
+namespace rmashim {
+
+class ManagedWindow;
+
+enum class AgentLockKind : int32_t { kShared = 1, kExclusive = 2, kAll = 3 };
+
+// One lock or release from a remote origin: the link it came on (one per
+// origin process), the window (by its id at this agent) and the target's
+// window rank (this node's; this process's own rank for kAll).
+struct AgentLockRequest {
+  int link = -1;
+  int window_id = -1;
+  ManagedWindow* window = nullptr;
+  int target = -1;
+  AgentLockKind kind = AgentLockKind::kShared;
+};
+
+// The agent thread's locks for remote origins. Used by that thread only.
+class AgentLocks {
+ public:
+  // A lock: true when it is held now (the caller answers), else it waits
+  // until Progress grants it.
+  [[nodiscard]] bool Request(const AgentLockRequest& r);
+  // A release of a lock Request or Progress granted.
+  void Release(const AgentLockRequest& r);
+  // Polls the waiting requests; returns the links of those granted now,
+  // each to be answered.
+  std::vector<int> Progress();
+  bool waiting() const { return !waiting_.empty(); }
+
+ private:
+  struct Waiter {
+    AgentLockRequest request;
+    std::vector<gate::PendingEntry> steps;  // gates to enter, in order
+    size_t entered = 0;                     // steps held so far
+    bool started = false;                   // steps[entered] has a ticket
+    bool first_exclusive = false;           // steps include the shards
+  };
+  // Enters as many steps as it can now; true when all are held.
+  static bool Advance(Waiter& w);
+  void Granted(const Waiter& w);
+
+  std::deque<Waiter> waiting_;
+  // Exclusive locks each origin (link) holds per window at this agent; the
+  // shards are held while the count is above 0. A request that enters them
+  // counts as soon as it is queued, so a second one does not enter again.
+  std::map<std::pair<int, int>, int> exclusive_held_;
+};
+
+}  // namespace rmashim
+
+#endif  // RMASHIM_SHIM_AGENT_AGENT_LOCKS_H_

@@ -1,0 +1,309 @@
+// The origin side of the agent (agent.h has the design): requests to
+// remote targets' agents over this process's links, and the answers.
+#include <poll.h>
+
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <span>
+
+#include "shim/agent/agent.h"
+#include "shim/agent/agent_state.h"
+#include "shim/base/spin_wait.h"
+#include "shim/process/runtime.h"
+#include "shim/windows/window.h"
+
+namespace rmashim {
+namespace {
+
+// The link to `world_rank`'s agent, opened at first use; -1 when it
+// cannot be reached. The caller holds s.origin_mutex.
+int LinkTo(AgentState& s, int world_rank) {
+  int& fd = s.links[world_rank];
+  if (fd < 0) {
+    fd = ConnectAgent(s.endpoints[world_rank], {s.token, s.world_rank});
+    if (fd < 0) {
+      std::fprintf(stderr,
+                   "rmashim: agent: cannot reach world rank %d's agent\n",
+                   world_rank);
+    }
+  }
+  return fd;
+}
+
+// Appends one request to those queued for the agent of `world_rank`.
+void Enqueue(AgentState& s, int world_rank, const std::vector<std::byte>& msg) {
+  std::vector<std::byte>& queue = s.queued[world_rank];
+  const auto length = static_cast<uint32_t>(msg.size());
+  const size_t at = queue.size();
+  queue.resize(at + sizeof length + msg.size());
+  std::memcpy(queue.data() + at, &length, sizeof length);
+  std::memcpy(queue.data() + at + sizeof length, msg.data(), msg.size());
+}
+
+// Sends what is queued for `world_rank`'s agent; its link, or -1 when the
+// link is lost.
+int SendQueued(AgentState& s, int world_rank) {
+  std::vector<std::byte>& queue = s.queued[world_rank];
+  const int fd = LinkTo(s, world_rank);
+  const bool sent = fd >= 0 && WriteAll(fd, queue.data(), queue.size());
+  queue.clear();
+  return sent ? fd : -1;
+}
+
+// Polls `fd` for AgentSpinNs before the caller blocks on it: most answers
+// come within one round trip, and a thread woken from sleep adds its wake-up
+// to each (a few microseconds more per round trip). True when readable.
+bool AwaitReadable(int fd) {
+  const uint64_t spin = AgentSpinNs();
+  if (spin == 0) return false;
+  pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
+  const uint64_t until = NowNs() + spin;
+  do {
+    if (poll(&p, 1, 0) > 0) return true;
+    CpuRelax();
+  } while (NowNs() < until);
+  return false;
+}
+
+// The answer to the oldest unanswered request on `fd`, `reply_bytes` of it
+// into `reply`.
+int AwaitReply(int fd, void* reply, int reply_bytes) {
+  AwaitReadable(fd);
+  std::vector<std::byte> frame;
+  if (!ReadFrame(fd, &frame) ||
+      frame.size() != static_cast<size_t>(reply_bytes)) {
+    return MPI_ERR_OTHER;
+  }
+  if (reply_bytes > 0) std::memcpy(reply, frame.data(), frame.size());
+  return MPI_SUCCESS;
+}
+
+// The empty answers to one request sent on each of `links` (-1: a link
+// that was lost); the first error.
+int AwaitEach(const std::vector<int>& links) {
+  int rc = MPI_SUCCESS;
+  for (const int fd : links) {
+    const int got = fd < 0 ? MPI_ERR_OTHER : AwaitReply(fd, nullptr, 0);
+    if (rc == MPI_SUCCESS) rc = got;
+  }
+  return rc;
+}
+
+// Waits for an answer that may take long (a lock's grant) on `fd`, letting
+// MPI progress every kReadWakeUs meanwhile (agent_link.h): the holders this
+// lock waits for may be completing operations they handed to MPI at this
+// process, which over emulated RMA need this process to enter MPI, as a
+// node-local waiter's spin does (spin_wait.h). A blocking read, not a poll
+// with a timeout before it: that took twice as long to wake on an answer.
+int AwaitGrant(int fd) {
+  AwaitReadable(fd);
+  std::vector<std::byte> frame;
+  return ReadFrame(fd, &frame, DriveProgress) && frame.empty() ? MPI_SUCCESS
+                                                               : MPI_ERR_OTHER;
+}
+
+// One request to the agent of `world_rank`, and its reply into `reply`
+// (`reply_bytes`) when `reply_bytes` >= 0; otherwise it stays queued until
+// kQueueBytes gather or a request that waits goes out. The caller holds
+// s.origin_mutex. A lost link is an error of the call (MPI_ERR_OTHER),
+// never a silent loss.
+int Exchange(AgentState& s, int world_rank, const std::vector<std::byte>& msg,
+             void* reply, int reply_bytes) {
+  Enqueue(s, world_rank, msg);
+  if (reply_bytes < 0 && s.queued[world_rank].size() < kQueueBytes) {
+    return MPI_SUCCESS;
+  }
+  const int fd = SendQueued(s, world_rank);
+  if (fd < 0) return MPI_ERR_OTHER;
+  return reply_bytes < 0 ? MPI_SUCCESS : AwaitReply(fd, reply, reply_bytes);
+}
+
+std::vector<std::byte> Message(const RequestHeader& h, size_t body_bytes) {
+  std::vector<std::byte> msg(sizeof h + body_bytes);
+  std::memcpy(msg.data(), &h, sizeof h);
+  return msg;
+}
+
+void NotePending(ManagedWindow& w, int target) {
+  StateGuard guard(w.state_mutex);
+  w.agent_pending[target] = 1;
+  w.any_agent_pending = true;
+}
+
+}  // namespace
+
+int AgentUpdate(ManagedWindow& w, int target, MPI_Aint disp,
+                MPI_Datatype element, MPI_Op op,
+                std::span<const ElementRun> runs, size_t elements,
+                size_t element_size, const std::byte* origin,
+                std::byte* result) {
+  const RequestHeader h{.kind = RequestKind::kUpdate,
+                        .window = w.agent_id(target),
+                        .disp = disp,
+                        .element = element,
+                        .op = op,
+                        .elements = static_cast<int64_t>(elements),
+                        .element_size = static_cast<int64_t>(element_size),
+                        .runs = static_cast<int64_t>(runs.size()),
+                        .fetching = result != nullptr};
+  const size_t run_bytes = runs.size() * sizeof(ElementRun);
+  const size_t data_bytes = origin != nullptr ? elements * element_size : 0;
+  std::vector<std::byte> msg = Message(h, run_bytes + data_bytes);
+  std::memcpy(msg.data() + sizeof h, runs.data(), run_bytes);
+  if (data_bytes)
+    std::memcpy(msg.data() + sizeof h + run_bytes, origin, data_bytes);
+  const int reply_bytes =
+      result != nullptr ? static_cast<int>(elements * element_size) : -1;
+  AgentState& s = TheAgent();
+  std::lock_guard<std::mutex> guard(s.origin_mutex);
+  const int rc = Exchange(s, w.world_rank(target), msg, result, reply_bytes);
+  if (rc == MPI_SUCCESS && result == nullptr) NotePending(w, target);
+  return rc;
+}
+
+int AgentCompareSwap(ManagedWindow& w, int target, MPI_Aint disp,
+                     MPI_Datatype type, size_t size, const std::byte* origin,
+                     const std::byte* compare, std::byte* result) {
+  const RequestHeader h{.kind = RequestKind::kCompareSwap,
+                        .window = w.agent_id(target),
+                        .disp = disp,
+                        .element = type,
+                        .op = MPI_REPLACE,
+                        .elements = 1,
+                        .element_size = static_cast<int64_t>(size),
+                        .runs = 0,
+                        .fetching = 1};
+  std::vector<std::byte> msg = Message(h, 2 * size);
+  std::memcpy(msg.data() + sizeof h, origin, size);
+  std::memcpy(msg.data() + sizeof h + size, compare, size);
+  AgentState& s = TheAgent();
+  std::lock_guard<std::mutex> guard(s.origin_mutex);
+  return Exchange(s, w.world_rank(target), msg, result, static_cast<int>(size));
+}
+
+namespace {
+
+// Flushes the targets in [first, last) that were sent updates since their
+// last flush: every flush goes out before any answer is awaited, so the
+// round trips overlap. Another thread's flush of the same targets waits on
+// origin_mutex until these answers came: this one may have cleared its
+// marks.
+int FlushPending(ManagedWindow& w, int first, int last) {
+  AgentState& s = TheAgent();
+  std::lock_guard<std::mutex> guard(s.origin_mutex);
+  std::vector<int> targets;
+  {
+    StateGuard state_guard(w.state_mutex);
+    if (!w.agent_served()) return MPI_SUCCESS;
+    for (int target = first; target < last; ++target) {
+      if (!w.agent_pending[target]) continue;
+      w.agent_pending[target] = 0;
+      targets.push_back(target);
+    }
+    if (first == 0 && last == w.comm_size()) w.any_agent_pending = false;
+  }
+  const RequestHeader h{.kind = RequestKind::kFlush};
+  std::vector<int> links;
+  for (const int target : targets) {
+    Enqueue(s, w.world_rank(target), Message(h, 0));
+    links.push_back(SendQueued(s, w.world_rank(target)));
+  }
+  return AwaitEach(links);
+}
+
+}  // namespace
+
+int AgentFlush(ManagedWindow& w, int target) {
+  return FlushPending(w, target, target + 1);
+}
+
+int AgentFlushAll(ManagedWindow& w) {
+  if (!w.any_agent_pending) return MPI_SUCCESS;
+  return FlushPending(w, 0, w.comm_size());
+}
+
+namespace {
+
+// The window rank whose agent serves `lock` on `target` (agent_locks.h):
+// the target's own for a shared lock, else its node's first rank's.
+int AgentLockServer(const ManagedWindow& w, int target, AgentLockKind lock) {
+  return lock == AgentLockKind::kShared ? target : w.lock_agent_rank(target);
+}
+
+std::vector<std::byte> LockMessage(ManagedWindow& w, RequestKind kind,
+                                   int target, AgentLockKind lock) {
+  const RequestHeader h{.kind = kind,
+                        .window = w.agent_id(AgentLockServer(w, target, lock)),
+                        .disp = target,
+                        .lock = lock};
+  return Message(h, 0);
+}
+
+}  // namespace
+
+int AgentLock(ManagedWindow& w, int target, AgentLockKind lock) {
+  AgentState& s = TheAgent();
+  std::lock_guard<std::mutex> guard(s.origin_mutex);
+  const int agent = w.world_rank(AgentLockServer(w, target, lock));
+  Enqueue(s, agent, LockMessage(w, RequestKind::kLock, target, lock));
+  const int fd = SendQueued(s, agent);
+  return fd < 0 ? MPI_ERR_OTHER : AwaitGrant(fd);
+}
+
+// Updates queued for the target go out ahead of the release when the
+// target's own agent serves the lock: it applies them first, on the same
+// stream. Otherwise they are flushed first.
+int AgentUnlock(ManagedWindow& w, int target, AgentLockKind lock) {
+  const int server = AgentLockServer(w, target, lock);
+  if (server != target) {
+    if (const int rc = AgentFlush(w, target)) return rc;
+  }
+  AgentState& s = TheAgent();
+  std::lock_guard<std::mutex> guard(s.origin_mutex);
+  if (server == target) {
+    StateGuard state_guard(w.state_mutex);
+    w.agent_pending[target] = 0;
+  }
+  const int agent = w.world_rank(server);
+  return Exchange(s, agent, LockMessage(w, RequestKind::kUnlock, target, lock),
+                  nullptr, 0);
+}
+
+// Node by node in the order of their first window ranks, this node's
+// share (`lock_own_node`) in its place: two lock_all callers then never hold
+// one node's share while waiting behind the other on an earlier node (with
+// the gates' first come, first served order, exclusive lockers queued on
+// both nodes would otherwise close a cycle).
+int AgentLockAll(ManagedWindow& w, const std::function<void()>& lock_own_node) {
+  bool own_done = false;
+  const std::vector<int>& agents = w.remote_lock_agents();
+  for (size_t i = 0; i < agents.size(); ++i) {
+    if (!own_done && agents[i] > w.first_node_rank()) {
+      lock_own_node();
+      own_done = true;
+    }
+    if (const int rc = AgentLock(w, agents[i], AgentLockKind::kAll)) {
+      for (size_t j = 0; j < i; ++j) {  // best effort: the link is broken
+        (void)AgentUnlock(w, agents[j], AgentLockKind::kAll);
+      }
+      return rc;  // this node's share, if taken, is the caller's to release
+    }
+  }
+  if (!own_done) lock_own_node();
+  return MPI_SUCCESS;
+}
+
+int AgentUnlockAll(ManagedWindow& w) {
+  AgentState& s = TheAgent();
+  std::lock_guard<std::mutex> guard(s.origin_mutex);
+  std::vector<int> links;
+  for (const int agent : w.remote_lock_agents()) {
+    Enqueue(s, w.world_rank(agent),
+            LockMessage(w, RequestKind::kUnlock, agent, AgentLockKind::kAll));
+    links.push_back(SendQueued(s, w.world_rank(agent)));
+  }
+  return AwaitEach(links);
+}
+
+}  // namespace rmashim

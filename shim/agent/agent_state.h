@@ -1,0 +1,95 @@
+// The agent's state and request format, shared by its thread (agent.cc)
+// and the origin side (agent_origin.cc); agent.h has the design. Internal
+// to those two files.
+#ifndef RMASHIM_SHIM_AGENT_AGENT_STATE_H_
+#define RMASHIM_SHIM_AGENT_AGENT_STATE_H_
+
+#include <mpi.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "shim/agent/agent_link.h"
+#include "shim/agent/agent_locks.h"
+
+namespace rmashim {
+
+class ManagedWindow;
+
+enum class RequestKind : uint32_t {
+  kUpdate,       // accumulate family: runs, then origin elements
+  kCompareSwap,  // one element: origin, then compare
+  kFlush,        // answered once everything before it is applied
+  kLock,         // answered once granted (agent_locks.h)
+  kUnlock,       // answered once released
+};
+
+// The fixed part of every request; runs (ElementRun) and data follow.
+struct RequestHeader {
+  RequestKind kind = RequestKind::kFlush;
+  int32_t window = -1;  // the target's agent id for the window
+  int64_t disp = 0;     // in the target's displacement units
+  MPI_Datatype element = MPI_DATATYPE_NULL;  // predefined: same everywhere
+  MPI_Op op = MPI_OP_NULL;  // predefined; MPI_NO_OP: no origin data
+  int64_t elements = 0;
+  int64_t element_size = 0;
+  int64_t runs = 0;
+  int32_t fetching = 0;                         // 1: reply with the old values
+  AgentLockKind lock = AgentLockKind::kShared;  // kLock, kUnlock; their
+                                                // target's rank is `disp`
+};
+static_assert(sizeof(MPI_Datatype) == sizeof(int32_t) &&
+              sizeof(MPI_Op) == sizeof(int32_t));
+
+struct AgentState {
+  std::thread thread;
+  std::atomic<bool> running{false};
+  std::atomic<long long> applied{0};
+  std::atomic<long long> locks_granted{0};
+
+  // Target side: where it listens, and an eventfd that wakes its thread
+  // (to park or to stop).
+  AgentListener listener;
+  int wake_fd = -1;
+  bool stopping = false;  // under park_mutex
+  // Every process's endpoint (by world rank) and the job's token.
+  std::vector<AgentEndpoint> endpoints;
+  uint64_t token = 0;
+  int world_rank = 0;
+
+  // Parking (AgentParked): a request count, and whether the thread sits
+  // parked at the top of its loop.
+  // The locks it holds and waits for for remote origins (thread only).
+  AgentLocks locks;
+
+  std::mutex park_mutex;
+  std::condition_variable park_cv;
+  int park_requests = 0;
+  bool parked = false;
+
+  // Origin side: one exchange with an agent at a time, so replies match
+  // their requests when several application threads call MPI; the
+  // connection to each process's agent, opened at first use (-1: none).
+  std::mutex origin_mutex;
+  std::vector<int> links;
+  // Updates that wait for no reply, by world rank, queued as frames until
+  // the next exchange with that agent that waits (a fetching operation, a
+  // flush) or until kQueueBytes: MPI completes them only at the origin's
+  // next synchronization, and one send then carries the whole burst.
+  std::vector<std::vector<std::byte>> queued;
+};
+
+inline constexpr size_t kQueueBytes = size_t{64} * 1024;
+
+// The process's one agent state (never destroyed: it outlives static
+// destructors).
+AgentState& TheAgent();
+
+}  // namespace rmashim
+
+#endif  // RMASHIM_SHIM_AGENT_AGENT_STATE_H_

@@ -1,0 +1,45 @@
+// Active-target synchronization (fence, PSCW) served in shared memory for
+// windows whose ranks all share one node.
+//
+// PSCW: MPI_Win_post by target t increments, in each origin's segment
+// header, the post counter of t; an origin's access to t waits until that
+// counter exceeds the posts it has already matched (so a put is issued as
+// soon as t has posted, and t never needs to call MPI for it).
+// MPI_Win_complete increments t's `completes`; MPI_Win_wait/test on t waits
+// for `completes` to reach the number of origins it has posted to so far.
+// MPI_MODE_NOCHECK (which MPI requires on both sides alike) skips the post
+// counters. Counters only grow, so consecutive epochs need no reset.
+//
+// Fence: a sense-reversing barrier on two words in the header of the
+// window's lowest node-local rank (rank 0 on a single-node window).
+#ifndef RMASHIM_SHIM_EPOCHS_ACTIVE_TARGET_H_
+#define RMASHIM_SHIM_EPOCHS_ACTIVE_TARGET_H_
+
+#include <mpi.h>
+
+#include "shim/windows/window.h"
+
+namespace rmashim {
+
+// Waits until `target` has posted for this process's current access epoch.
+void AwaitPostSlow(ManagedWindow& w, int target);
+inline void AwaitPost(ManagedWindow& w, int target) {
+  if (!w.locks[target].post_seen) AwaitPostSlow(w, target);
+}
+
+// Waits until every node-local rank of the window has called it: the
+// fence barrier of single-node windows, and on windows spanning nodes the
+// node-local half of an MPI fence that MPI_MODE_NOPRECEDE lets MPI skip.
+void NodeBarrier(ManagedWindow& w);
+
+// Each returns an MPI error code; errors are raised by the caller.
+int ShmFence(ManagedWindow& w, int assert);
+int ShmPost(ManagedWindow& w, MPI_Group group, int assert);
+int ShmStart(ManagedWindow& w, MPI_Group group, int assert);
+int ShmComplete(ManagedWindow& w);
+int ShmWait(ManagedWindow& w);
+int ShmTest(ManagedWindow& w, int* flag);
+
+}  // namespace rmashim
+
+#endif  // RMASHIM_SHIM_EPOCHS_ACTIVE_TARGET_H_

@@ -1,0 +1,56 @@
+// The one place a put, get or accumulate-family call on a managed window
+// ends once its full path (wrap_rma.cc's MoveDirect, accumulate.h's
+// *Direct) gave its verdict (verdict.h): the profile's count, the request
+// handle of a served request-based call, an error raised on the window's
+// handler, or the call handed to MPI with the reason counted. The inline
+// fast paths that serve the common case end in their own few instructions
+// (wrap_rma.cc, wrap_accumulate.cc) and count with CountServed.
+#ifndef RMASHIM_SHIM_INTERCEPT_FINISH_CALL_H_
+#define RMASHIM_SHIM_INTERCEPT_FINISH_CALL_H_
+
+#include <mpi.h>
+
+#include "shim/move/verdict.h"
+#include "shim/process/runtime.h"
+#include "shim/profile/profile.h"
+#include "shim/windows/passthrough.h"
+#include "shim/windows/window.h"
+
+namespace rmashim {
+
+// What a call is, for the profile.
+struct Profiled {
+  OpKind kind;
+  int count;
+  MPI_Datatype type;
+};
+
+// Ends a call to `target` on `w` with verdict `v`. Served: counted when it
+// succeeded (not for MPI_PROC_NULL), `*request` (request-based forms) the
+// completed request, the error class raised on the window. Passed
+// through: counted, and for a node-local target counted as a fallback for
+// the verdict's reason; then `mpi(window)` issues it (PassThrough).
+template <typename Mpi>
+int FinishCall(ManagedWindow& w, int target, Verdict v, const Profiled& what,
+               MPI_Request* request, Mpi mpi) {
+  const bool counted =
+      w.profile != nullptr && target >= 0 && target < w.comm_size();
+  if (!v.passes_through()) {
+    if (v.rc() == MPI_SUCCESS) {
+      if (counted) {
+        CountOp(w.profile, what.kind, w.reach(target), what.count, what.type);
+      }
+      if (request != nullptr) *request = kCompletedRequest;
+    }
+    return RaiseOnWindow(w.app_win(), v.rc());
+  }
+  if (counted) {
+    CountOp(w.profile, what.kind, w.reach(target), what.count, what.type);
+    if (w.target(target).node_local()) CountFallback(w.profile, v.why());
+  }
+  return PassThrough(w, target, mpi);
+}
+
+}  // namespace rmashim
+
+#endif  // RMASHIM_SHIM_INTERCEPT_FINISH_CALL_H_

@@ -1,0 +1,272 @@
+// Put and get on managed windows: node-local targets are served by direct
+// copies into the mapped segment; everything else goes to MPI on the window
+// (the application's window: ManagedWindow keeps an MPI epoch open on it).
+#include <mpi.h>
+
+#include <cstring>
+
+#include "shim/base/copy.h"
+#include "shim/base/direct_stores.h"
+#include "shim/intercept/finish_call.h"
+#include "shim/move/access.h"
+#include "shim/move/admission.h"
+#include "shim/move/cross_memory.h"
+#include "shim/process/runtime.h"
+#include "shim/profile/profile.h"
+#include "shim/types/datatype.h"
+#include "shim/windows/passthrough.h"
+#include "shim/windows/window.h"
+
+namespace rmashim {
+namespace {
+
+enum class Direction { kPut, kGet };
+
+struct Transfer {
+  Direction dir;
+  void* origin;
+  int origin_count;
+  MPI_Datatype origin_type;
+  int target;
+  MPI_Aint disp;
+  int target_count;
+  MPI_Datatype target_type;
+};
+
+// The full path of a put or get on a managed window: every check, then one
+// copy to or from a node-local target (through cross-memory attach for
+// MPI_Win_create memory of another process), or MPI's with the reason: a
+// target on another node, MPI's PSCW on a window spanning nodes, a
+// cross-memory layout that is not plain byte ranges.
+Verdict MoveDirect(ManagedWindow& w, const Transfer& x) {
+  Layout origin_layout, target_layout;
+  if (!DescribeBuiltin(x.origin_count, x.origin_type, &origin_layout)) {
+    if (const int rc =
+            DescribeLayout(x.origin_count, x.origin_type, &origin_layout)) {
+      return Verdict::Error(rc);
+    }
+  }
+  if (const int rc = CheckBuffer(x.origin, x.origin_type, origin_layout)) {
+    return Verdict::Error(rc);
+  }
+  if (!DescribeBuiltin(x.target_count, x.target_type, &target_layout)) {
+    if (const int rc =
+            DescribeLayout(x.target_count, x.target_type, &target_layout)) {
+      return Verdict::Error(rc);
+    }
+  }
+  if (const auto ends = Admit(w, Access::kCopy, x.target, x.disp, target_layout,
+                              origin_layout.bytes)) {
+    return *ends;
+  }
+  const Target& t = w.target(x.target);
+  const MPI_Aint offset = x.disp * t.disp_unit;  // Admit checked the range
+  std::byte* addr = t.base + offset;
+  int rc = MPI_SUCCESS;
+  if (t.pid != 0) {  // MPI_Win_create memory in another process
+    if (!CrossMemoryTransfer(
+            x.dir == Direction::kPut, t.pid, addr,
+            {addr, x.target_count, x.target_type, target_layout},
+            {x.origin, x.origin_count, x.origin_type, origin_layout}, &rc)) {
+      return Verdict::PassThrough(Fallback::kDatatype);
+    }
+  } else {
+    rc =
+        x.dir == Direction::kPut
+            ? CopyTyped(x.origin, x.origin_count, x.origin_type, origin_layout,
+                        addr, x.target_count, x.target_type, target_layout)
+            : CopyTyped(addr, x.target_count, x.target_type, target_layout,
+                        x.origin, x.origin_count, x.origin_type, origin_layout);
+  }
+  NoteDirectStores();
+  return Verdict::Error(rc);
+}
+
+// The common case in a few instructions, inlined into MPI_Put and MPI_Get:
+// one predefined type on both sides, equal counts, a node-local target
+// mapped here in an epoch that gives access. Sets the target address and
+// `*bytes`; false sends the call through MoveDirect's full checks
+// (everything else, and every error).
+// `ranks`: the targets it may serve (DirectWordBelow).
+[[gnu::always_inline]] inline bool FastAddress(
+    const ManagedWindow& w, int ranks, const void* origin, int count,
+    MPI_Datatype origin_type, int target, MPI_Aint disp, int target_count,
+    MPI_Datatype target_type, MPI_Aint* bytes, std::byte** addr) {
+  if (origin_type != target_type || count != target_count ||
+      !IsBuiltinType(origin_type) || origin == nullptr) {
+    return false;
+  }
+  // Negative and zero counts, and zero-size types, end up <= 0.
+  *bytes = static_cast<MPI_Aint>(count) * BuiltinTypeSize(origin_type);
+  return *bytes > 0 && DirectWordBelow(w, ranks, target, disp, *bytes, addr);
+}
+
+// A served put or get of more than one word: the copy, then the profile.
+// Out of line, so the one-word case inlined into MPI_Put and MPI_Get ends
+// in a jump and needs no stack frame.
+[[gnu::noinline]] int CopyServed(const ManagedWindow& w, OpKind kind, void* dst,
+                                 const void* src, MPI_Aint bytes, int target,
+                                 int count, MPI_Datatype type) {
+  CopyBytes(dst, src, static_cast<size_t>(bytes));
+  NoteDirectStores();
+  return w.profile != nullptr ? CountServed(w, kind, target, count, type)
+                              : MPI_SUCCESS;
+}
+
+// A served put or get of more than one word with profiling off: the copy
+// alone. Out of line with three arguments, so the fast path inlined into
+// MPI_Put and MPI_Get ends in a jump and keeps nothing else alive.
+[[gnu::noinline]] int CopyUncounted(void* dst, const void* src,
+                                    MPI_Aint bytes) {
+  CopyBytes(dst, src, static_cast<size_t>(bytes));
+  NoteDirectStores();
+  return MPI_SUCCESS;
+}
+
+// MPI_Put, MPI_Get, and with `request` their request-based forms.
+[[gnu::noinline]] int PutOrGet(MPI_Win win, const Transfer& x,
+                               MPI_Request* request) {
+  const OpKind kind = x.dir == Direction::kPut
+                          ? (request ? OpKind::kRput : OpKind::kPut)
+                          : (request ? OpKind::kRget : OpKind::kGet);
+  ManagedWindow* w = FindManaged(win);
+  if (w != nullptr) {
+    if (request != nullptr && !RequestEpochOk(*w, x.target)) {
+      return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
+    }
+    MPI_Aint bytes = 0;
+    std::byte* addr = nullptr;
+    if (FastAddress(*w, w->comm_size(), x.origin, x.origin_count, x.origin_type,
+                    x.target, x.disp, x.target_count, x.target_type, &bytes,
+                    &addr)) {
+      if (request != nullptr) *request = kCompletedRequest;
+      const bool put = x.dir == Direction::kPut;
+      return CopyServed(*w, kind, put ? static_cast<void*>(addr) : x.origin,
+                        put ? static_cast<const void*>(x.origin) : addr, bytes,
+                        x.target, x.origin_count, x.origin_type);
+    }
+  } else {
+    CountUnmanagedOp(win, kind, x.target, x.origin_count, x.origin_type);
+  }
+  const auto mpi = [&](MPI_Win used) {
+    if (x.dir == Direction::kPut) {
+      return request
+                 ? PMPI_Rput(x.origin, x.origin_count, x.origin_type, x.target,
+                             x.disp, x.target_count, x.target_type, used,
+                             request)
+                 : PMPI_Put(x.origin, x.origin_count, x.origin_type, x.target,
+                            x.disp, x.target_count, x.target_type, used);
+    }
+    return request
+               ? PMPI_Rget(x.origin, x.origin_count, x.origin_type, x.target,
+                           x.disp, x.target_count, x.target_type, used, request)
+               : PMPI_Get(x.origin, x.origin_count, x.origin_type, x.target,
+                          x.disp, x.target_count, x.target_type, used);
+  };
+  if (w == nullptr) return mpi(win);
+  return FinishCall(*w, x.target, MoveDirect(*w, x),
+                    {kind, x.origin_count, x.origin_type}, request, mpi);
+}
+
+// MPI_Put and MPI_Get when the inline path did not serve them: the same
+// arguments, so the wrappers end in a jump here.
+template <Direction kDir>
+[[gnu::noinline]] int PutGetSlow(void* origin, int count, MPI_Datatype type,
+                                 int target, MPI_Aint disp, int target_count,
+                                 MPI_Datatype target_type, MPI_Win win) {
+  return PutOrGet(
+      win, {kDir, origin, count, type, target, disp, target_count, target_type},
+      nullptr);
+}
+
+// ... with the same count and type on both sides: six arguments, all in
+// registers, so the inline path past that test keeps fewer alive.
+template <Direction kDir>
+[[gnu::noinline]] int PutGetSameSlow(void* origin, int count, MPI_Datatype type,
+                                     int target, MPI_Aint disp, MPI_Win win) {
+  return PutOrGet(win, {kDir, origin, count, type, target, disp, count, type},
+                  nullptr);
+}
+
+// MPI_Put's and MPI_Get's whole body, inlined into each: the fast path, or
+// a jump to the rest.
+template <Direction kDir>
+[[gnu::always_inline]] inline int PutGet(void* origin, int count,
+                                         MPI_Datatype type, int target,
+                                         MPI_Aint disp, int target_count,
+                                         MPI_Datatype target_type,
+                                         MPI_Win win) {
+  // Misses are marked unlikely so the served path falls straight through:
+  // a taken branch on it costs about as much as a few instructions.
+  if (type != target_type || count != target_count) [[unlikely]] {
+    return PutGetSlow<kDir>(origin, count, type, target, disp, target_count,
+                            target_type, win);
+  }
+  // From here on the target's count and type are the origin's: the slow
+  // path takes six arguments.
+  const ManagedWindow* w = FindManagedHome(win);
+  MPI_Aint bytes = 0;
+  std::byte* addr = nullptr;
+  // Profiled windows take the slow path (which counts what it serves), so
+  // nothing here needs the arguments once the address is known.
+  if (w == nullptr ||
+      !FastAddress(*w, w->unprofiled_ranks(), origin, count, type, target, disp,
+                   count, type, &bytes, &addr)) [[unlikely]] {
+    return PutGetSameSlow<kDir>(origin, count, type, target, disp, win);
+  }
+  constexpr bool kPut = kDir == Direction::kPut;
+  void* dst = kPut ? static_cast<void*>(addr) : origin;
+  const void* src = kPut ? origin : addr;
+  if (bytes != 8) [[unlikely]]
+    return CopyUncounted(dst, src, bytes);
+  std::memcpy(dst, src, 8);  // one word: one load and one store
+  NoteDirectStores();
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+}  // namespace rmashim
+
+using rmashim::Direction;
+using rmashim::PutGet;
+using rmashim::PutOrGet;
+
+extern "C" {
+
+int MPI_Put(const void* origin_addr, int origin_count,
+            MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+            int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+  return PutGet<Direction::kPut>(const_cast<void*>(origin_addr), origin_count,
+                                 origin_datatype, target_rank, target_disp,
+                                 target_count, target_datatype, win);
+}
+
+int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+            int target_rank, MPI_Aint target_disp, int target_count,
+            MPI_Datatype target_datatype, MPI_Win win) {
+  return PutGet<Direction::kGet>(origin_addr, origin_count, origin_datatype,
+                                 target_rank, target_disp, target_count,
+                                 target_datatype, win);
+}
+
+int MPI_Rput(const void* origin_addr, int origin_count,
+             MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
+  return PutOrGet(win,
+                  {Direction::kPut, const_cast<void*>(origin_addr),
+                   origin_count, origin_datatype, target_rank, target_disp,
+                   target_count, target_datatype},
+                  request);
+}
+
+int MPI_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
+  return PutOrGet(win,
+                  {Direction::kGet, origin_addr, origin_count, origin_datatype,
+                   target_rank, target_disp, target_count, target_datatype},
+                  request);
+}
+
+}  // extern "C"

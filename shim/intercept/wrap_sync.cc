@@ -1,0 +1,514 @@
+// Synchronization on managed windows.
+//
+// Passive target (lock, unlock, lock_all, flush*, sync): on a window whose
+// ranks all share this node the shim serves locks with the lock words of
+// shim/sync/shm_lock.h, so an origin never waits for the target to call MPI.
+// Direct copies are complete when the call that issued them returns, so a
+// flush only needs a memory fence (shim/base/direct_stores.h: none after only
+// locked atomics on x86), plus an MPI flush of the application's window (which
+// the shim keeps in an MPI lock_all epoch) when operations were passed through
+// to MPI during the epoch. A window that spans nodes keeps MPI's own lock on
+// the application's window (it must exclude remote origins too); direct copies
+// to node-local targets happen inside that MPI epoch.
+//
+// Active target (fence, PSCW) is in wrap_active.cc.
+#include <mpi.h>
+
+#include <atomic>
+
+#include "shim/agent/agent.h"
+#include "shim/base/direct_stores.h"
+#include "shim/base/spin_wait.h"
+#include "shim/move/accumulate.h"
+#include "shim/process/runtime.h"
+#include "shim/sync/mpi_lock_all.h"
+#include "shim/sync/shm_lock.h"
+#include "shim/windows/passthrough.h"
+#include "shim/windows/window.h"
+
+namespace rmashim {
+namespace {
+
+// A full fence, whatever this thread stored (unlock without a lock word to
+// release, MPI_Win_sync: the application's own stores count there too).
+void FenceAll() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  t_unfenced_stores = false;
+}
+
+int Fail(const ManagedWindow& w, int code) {
+  return RaiseOnWindow(w.app_win(), code);
+}
+
+bool InPassiveEpochWith(const ManagedWindow& w, int rank) {
+  const AccessEpoch epoch = w.epoch;  // one load
+  if (epoch == AccessEpoch::kLockAll) [[likely]]
+    return true;
+  return epoch == AccessEpoch::kLock && w.locks[rank].mode != LockMode::kNone;
+}
+
+void ClearPending(ManagedWindow& w) {
+  for (TargetLockState& s : w.locks) s.mpi_ops_pending = false;
+  w.any_mpi_ops_pending = false;
+}
+
+AgentLockKind AgentLockKindOf(int lock_type) {
+  return lock_type == MPI_LOCK_SHARED ? AgentLockKind::kShared
+                                      : AgentLockKind::kExclusive;
+}
+
+using FlushFn = int (*)(int, MPI_Win);
+
+// Completes what this process issued to `rank`: direct copies are complete
+// already; MPI operations are completed by `flush` on the window they used.
+int FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
+  if (rank < MPI_PROC_NULL || rank >= w.comm_size()) {
+    return Fail(w, MPI_ERR_RANK);
+  }
+  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  if (!InPassiveEpochWith(w, rank)) return Fail(w, MPI_ERR_RMA_SYNC);
+  CompleteDeferred(w);
+  PublishDirectStores();
+  // Updates sent to the target's agent are complete at the origin already.
+  if (flush == PMPI_Win_flush) {
+    if (const int rc = AgentFlush(w, rank)) return Fail(w, rc);
+  }
+  StateGuard guard(w.state_mutex);
+  TargetLockState& state = w.locks[rank];
+  if (!w.target(rank).node_local() || state.mpi_ops_pending) {
+    const int rc = flush(rank, w.app_win());
+    if (rc != MPI_SUCCESS) return rc;  // MPI called the handler
+    if (flush == PMPI_Win_flush) state.mpi_ops_pending = false;
+  } else if (!w.locks_in_shm()) {
+    DriveProgressNowAndThen();
+  }
+  return MPI_SUCCESS;
+}
+
+// The common flushes, inlined into MPI_Win_flush and MPI_Win_flush_local
+// (InlineFlush): a passive epoch, profiling off, one thread, nothing passed
+// to MPI. On a plain window (all of that on a single node) every target is
+// node-local and nothing is pending anywhere unless any_mpi_ops_pending
+// says so: no per-target state.
+inline bool PlainFlushApplies(const ManagedWindow& w, int rank) {
+  return InPassiveEpochWith(w, rank) && !w.any_mpi_ops_pending;
+}
+
+// On a window spanning nodes the target must be node-local with nothing of
+// its own pending (such a window has no queued accumulates: they need an
+// unstriped slot, which only single-node windows have).
+inline bool NodeLocalFlushApplies(const ManagedWindow& w, int rank) {
+  return static_cast<unsigned>(rank) < static_cast<unsigned>(w.comm_size()) &&
+         !w.plain() && InPassiveEpochWith(w, rank) && w.profile == nullptr &&
+         !w.locks_in_shm() && !g_runtime.thread_multiple() &&
+         w.target(rank).node_local() && !w.locks[rank].mpi_ops_pending;
+}
+
+// A fast flush with accumulates queued: they are applied first. Out of
+// line, so FastFlush ends in a jump here and needs no stack frame.
+[[gnu::noinline]] int FlushQueued(ManagedWindow& w) {
+  CompleteDeferred(w);
+  PublishDirectStores();
+  return MPI_SUCCESS;
+}
+
+// What a flush PlainFlushApplies to does: the burst of queued accumulates
+// ended, stores published (a fence, when there are any).
+[[gnu::always_inline]] inline int FastFlush(ManagedWindow& w) {
+  if (!w.deferred.idle()) [[unlikely]] {
+    if (!w.deferred.empty()) return FlushQueued(w);
+    w.deferred.Disarm();
+  }
+  PublishDirectStores();
+  return MPI_SUCCESS;
+}
+
+// Every other flush: timed for the profile, checked in full. The wrappers'
+// own arguments first, so their inline paths end in a jump here.
+[[gnu::noinline]] int FlushSlow(int rank, MPI_Win win, SyncKind kind,
+                                FlushFn flush) {
+  ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), kind);
+  return w ? FlushTarget(*w, rank, flush) : flush(rank, win);
+}
+
+// MPI_Win_flush and MPI_Win_flush_local: a plain window's flush; else a
+// node-local target's on a window spanning nodes, where MPI may be carrying
+// other origins' operations to this process (spin_wait.h); else FlushSlow.
+[[gnu::always_inline]] inline int InlineFlush(int rank, MPI_Win win,
+                                              SyncKind kind, FlushFn flush) {
+  ManagedWindow* w = FindManagedHome(win);
+  if (w != nullptr) {
+    if (w->PlainRank(rank)) [[likely]] {
+      if (PlainFlushApplies(*w, rank)) return FastFlush(*w);
+    } else if (NodeLocalFlushApplies(*w, rank)) {
+      PublishDirectStores();
+      DriveProgressNowAndThen();
+      return MPI_SUCCESS;
+    }
+  }
+  return FlushSlow(rank, win, kind, flush);
+}
+
+// MPI_Win_flush_all and MPI_Win_flush_local_all: direct copies are complete
+// already; what went to MPI is flushed target by target (FlushPassedThrough).
+int FlushAllTargets(ManagedWindow& w, Completion completion) {
+  if (!IsPassive(w.epoch)) {
+    return Fail(w, MPI_ERR_RMA_SYNC);
+  }
+  CompleteDeferred(w);
+  PublishDirectStores();
+  if (completion == Completion::kRemote) {
+    if (const int rc = AgentFlushAll(w)) return Fail(w, rc);
+  }
+  StateGuard guard(w.state_mutex);
+  return FlushPassedThrough(w, completion);  // MPI raised any error
+}
+
+// This process's record of a lock it now holds.
+void MarkLocked(ManagedWindow& w, TargetLockState& state, int lock_type,
+                bool nocheck) {
+  // The whole state in one store (a lock epoch has no PSCW fields set), so
+  // the inline unlock's one 8-byte load of it is forwarded from that store.
+  state = {.direct = true,
+           .mode = lock_type == MPI_LOCK_SHARED ? LockMode::kShared
+                                                : LockMode::kExclusive,
+           .nocheck = nocheck};
+  w.epoch = AccessEpoch::kLock;
+  ++w.locks_held;
+}
+
+// ... and of one it released.
+void MarkUnlocked(ManagedWindow& w, TargetLockState& state) {
+  state = {};                            // one store, as in MarkLocked
+  if (--w.locks_held == 0) [[likely]] {  // most epochs lock one target
+    w.epoch = AccessEpoch::kNone;
+    w.any_mpi_ops_pending = false;
+  }
+}
+
+// Whether MPI_Win_lock's inline path applies: a valid rank with no lock of
+// this process yet, in no epoch or a lock epoch, on a plain
+// window.
+[[gnu::always_inline]] inline bool FastLockApplies(const ManagedWindow& w,
+                                                   int rank) {
+  const AccessEpoch epoch = w.epoch;  // one load of the atomic byte
+  return w.PlainRank(rank) &&
+         (epoch == AccessEpoch::kNone || epoch == AccessEpoch::kLock) &&
+         w.locks[rank].mode == LockMode::kNone;
+}
+
+// The common unlock: a lock word this process took (an exclusive one by
+// announcement, its only one), nothing passed to MPI, no accumulate queued.
+// One compare of the target's whole lock state against LockedBits says
+// "locked, not NOCHECK, nothing passed to MPI"; a locked target means a
+// lock epoch (MarkLocked sets both; MarkUnlocked clears the mode and ends
+// the epoch with the last lock). As in MPI_Win_lock, nothing here calls
+// out, and false changes nothing the slow path would not (it ends the
+// accumulate burst too).
+[[nodiscard]] [[gnu::always_inline]] inline bool TryFastUnlock(ManagedWindow& w,
+                                                               int rank) {
+  if (!w.PlainRank(rank)) return false;
+  if (!w.deferred.idle()) [[unlikely]] {
+    if (!w.deferred.empty()) return false;
+    w.deferred.Disarm();  // the burst ends here, as in CompleteDeferred
+  }
+  // The exclusive release laid out straight through (no taken branch), the
+  // shared one aside; in each the bookkeeping first, the release last, so
+  // the two do not end alike and the compiler does not merge their tails.
+  TargetLockState& state = w.locks[rank];
+  const uint64_t bits = state.bits();
+  if (bits != LockedBits(LockMode::kExclusive) ||
+      !w.exclusive_share.HoldsOneAnnounced()) [[unlikely]] {
+    if (bits != LockedBits(LockMode::kShared)) return false;
+    MarkUnlocked(w, state);
+    PublishBeforeInlineLockedRelease();
+    ReleaseShared(w.lock_words(rank));
+    return true;
+  }
+  MarkUnlocked(w, state);
+  PublishBeforeInlineLockedRelease();
+  w.exclusive_share.ReleaseAnnounced(w.lock_words(rank).lock);
+  return true;
+}
+
+int Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
+  if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE) {
+    return Fail(w, MPI_ERR_ARG);  // what MPICH reports (not MPI_ERR_LOCKTYPE)
+  }
+  if (rank < MPI_PROC_NULL || rank >= w.comm_size()) {
+    return Fail(w, MPI_ERR_RANK);
+  }
+  if (!ValidAssert(assert, kLockAsserts)) return Fail(w, MPI_ERR_ARG);
+  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  // One read of the epoch: under MPI_THREAD_MULTIPLE another thread's
+  // unlock of its last lock may turn kLock into kNone between two reads,
+  // and a check that saw kLock first and kNone second would fail a valid
+  // lock (either value alone admits it).
+  const AccessEpoch epoch = w.epoch;
+  if (!(epoch == AccessEpoch::kNone || epoch == AccessEpoch::kFence ||
+        epoch == AccessEpoch::kLock) ||
+      w.locks[rank].mode != LockMode::kNone) {
+    return Fail(w, MPI_ERR_RMA_SYNC);
+  }
+  const bool nocheck = (assert& MPI_MODE_NOCHECK) != 0;
+  if (!w.lock_gates()) {
+    const int rc = PMPI_Win_lock(lock_type, rank, assert, w.app_win());
+    if (rc != MPI_SUCCESS) return rc;
+  } else {
+    if (const int rc = w.OpenMpiPassiveEpoch()) return rc;  // MPI raised it
+    if (nocheck) {
+    } else if (w.target(rank).node_local()) {
+      AcquireCounted(w.profile, [&] {
+        return lock_type == MPI_LOCK_SHARED
+                   ? AcquireShared(w.lock_words(rank))
+                   : AcquireExclusive(w.exclusive_share, w.all_shards(),
+                                      w.lock_words(rank));
+      });
+    } else if (const int rc = AgentLock(w, rank, AgentLockKindOf(lock_type))) {
+      return Fail(w, rc);
+    }
+  }
+  StateGuard guard(w.state_mutex);  // taken after spinning, never during
+  // After a fence that opened an epoch: every other target's byte cleared.
+  if (GivesEveryTarget(w.epoch)) w.SetEpoch(AccessEpoch::kNone);
+  MarkLocked(w, w.locks[rank], lock_type, nocheck);
+  return MPI_SUCCESS;
+}
+
+int Unlock(ManagedWindow& w, int rank) {
+  if (rank < MPI_PROC_NULL || rank >= w.comm_size()) {
+    return Fail(w, MPI_ERR_RANK);
+  }
+  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  TargetLockState& state = w.locks[rank];
+  if (w.epoch != AccessEpoch::kLock || state.mode == LockMode::kNone) {
+    return Fail(w, MPI_ERR_RMA_SYNC);
+  }
+  CompleteDeferred(w);
+  // Releasing the lock word publishes the stores by itself on x86.
+  if (w.lock_gates() && !state.nocheck) {
+    PublishBeforeLockedRelease();
+  } else {
+    FenceAll();
+  }
+  // A lock an agent granted: AgentUnlock completes the agent's updates
+  // with the release.
+  const bool released_by_agent =
+      w.locks_via_agent() && !state.nocheck && !w.target(rank).node_local();
+  if (!released_by_agent) {
+    if (const int rc = AgentFlush(w, rank)) return Fail(w, rc);
+  }
+  StateGuard guard(w.state_mutex);
+  int rc = MPI_SUCCESS;
+  if (!w.lock_gates()) {
+    rc = PMPI_Win_unlock(rank, w.app_win());
+  } else {
+    if (state.mpi_ops_pending) {
+      rc = PMPI_Win_flush(rank, w.app_win());
+    }
+    if (state.nocheck) {
+    } else if (!w.target(rank).node_local()) {  // after its operations
+      const int released =
+          AgentUnlock(w, rank,
+                      AgentLockKindOf(state.mode == LockMode::kShared
+                                          ? MPI_LOCK_SHARED
+                                          : MPI_LOCK_EXCLUSIVE));
+      if (rc == MPI_SUCCESS && released != MPI_SUCCESS) rc = Fail(w, released);
+    } else {
+      if (state.mode == LockMode::kShared) {
+        ReleaseShared(w.lock_words(rank));
+      } else {
+        ReleaseExclusive(w.exclusive_share, w.all_shards(), w.lock_words(rank));
+      }
+    }
+    // A window spanning nodes: a program may poll node-local memory with
+    // lock, fetch_and_op and unlock (OpenCoarrays' atomic_ref) while other
+    // origins' puts and gets through MPI wait for this process (spin_wait.h).
+    if (!w.locks_in_shm()) DriveProgressNowAndThen();
+  }
+  MarkUnlocked(w, state);
+  return rc;
+}
+
+// Every other lock and unlock: timed for the profile, checked in full.
+// The wrappers' own arguments, so their inline paths end in a jump here.
+[[gnu::noinline]] int LockSlow(int lock_type, int rank, int assert,
+                               MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kLock);
+  return w ? Lock(*w, lock_type, rank, assert)
+           : PMPI_Win_lock(lock_type, rank, assert, win);
+}
+
+[[gnu::noinline]] int UnlockSlow(int rank, MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kUnlock);
+  return w ? Unlock(*w, rank) : PMPI_Win_unlock(rank, win);
+}
+
+int LockAll(ManagedWindow& w, int assert) {
+  if (!ValidAssert(assert, kLockAsserts)) return Fail(w, MPI_ERR_ARG);
+  if (!w.may_start_epoch()) return Fail(w, MPI_ERR_RMA_SYNC);
+  w.lock_all_nocheck = (assert& MPI_MODE_NOCHECK) != 0;
+  if (!w.lock_gates()) {
+    const int rc = LocksAllTargetsInOrder(w.comm_size(), w.lock_all_nocheck)
+                       ? LockEveryTargetShared(w.app_win(), w.comm_size())
+                       : PMPI_Win_lock_all(assert, w.app_win());
+    if (rc != MPI_SUCCESS) return rc;
+  } else if (const int rc = w.OpenMpiPassiveEpoch()) {
+    return rc;  // MPI raised it
+  } else if (!w.lock_all_nocheck) {
+    bool own_taken = false;
+    const auto lock_own_node = [&] {
+      w.lock_all_biased =
+          TryAcquireAllBiased(w.all_shards(), w.own_lock_all_visible());
+      if (!w.lock_all_biased) {
+        AcquireCounted(w.profile, [&] {
+          return AcquireAll(w.own_all_shard(), w.all_shards());
+        });
+        OfferBias(w.all_shards());
+      }
+      own_taken = true;
+    };
+    if (!w.locks_via_agent()) {
+      lock_own_node();
+    } else if (const int rc = AgentLockAll(w, lock_own_node)) {
+      if (own_taken) ReleaseAll(w.own_all_shard());  // no bias off one node
+      return Fail(w, rc);
+    }
+  }
+  w.SetEpoch(AccessEpoch::kLockAll);
+  return MPI_SUCCESS;
+}
+
+int UnlockAll(ManagedWindow& w) {
+  if (w.epoch != AccessEpoch::kLockAll) return Fail(w, MPI_ERR_RMA_SYNC);
+  CompleteDeferred(w);
+  if (w.lock_all_biased) {
+    PublishDirectStores();  // before the plain release store below
+  } else if (w.lock_gates() && !w.lock_all_nocheck) {
+    PublishBeforeLockedRelease();
+  } else {
+    FenceAll();
+  }
+  if (const int rc = AgentFlushAll(w)) return Fail(w, rc);
+  StateGuard guard(w.state_mutex);
+  int rc = MPI_SUCCESS;
+  if (!w.lock_gates()) {
+    rc = LocksAllTargetsInOrder(w.comm_size(), w.lock_all_nocheck)
+             ? UnlockEveryTarget(w.app_win(), w.comm_size())
+             : PMPI_Win_unlock_all(w.app_win());
+  } else {
+    rc = FlushPassedThrough(w, Completion::kRemote);
+    if (w.lock_all_nocheck) {
+    } else if (w.lock_all_biased) {
+      ReleaseAllBiased(w.own_lock_all_visible());
+    } else {
+      ReleaseAll(w.own_all_shard());
+      if (w.locks_via_agent()) {
+        const int released = AgentUnlockAll(w);
+        if (rc == MPI_SUCCESS && released != MPI_SUCCESS)
+          rc = Fail(w, released);
+      }
+    }
+    w.lock_all_biased = false;
+    if (!w.locks_in_shm()) DriveProgressNowAndThen();  // as in Unlock
+  }
+  ClearPending(w);
+  w.SetEpoch(AccessEpoch::kNone);
+  return rc;
+}
+
+}  // namespace
+}  // namespace rmashim
+
+using namespace rmashim;  // NOLINT: wrappers below only forward
+
+extern "C" {
+
+// The inline path takes a lock word only when one CAS does it (for an
+// exclusive lock, the process's first, announced: TryAcquireAnnounced).
+// Every miss, having changed nothing, jumps to the slow path; past the
+// checks with the arguments it knows (assert 0, the lock type), so fewer
+// stay in registers and the inline path needs no stack frame.
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
+  // Asserts first: past this test `assert` is 0 and its register is free.
+  if (assert != 0) return LockSlow(lock_type, rank, assert, win);
+  ManagedWindow* w = FindManagedHome(win);  // a miss: the slow path
+  if (w == nullptr || !FastLockApplies(*w, rank)) {
+    return LockSlow(lock_type, rank, 0, win);
+  }
+  // Its address taken before the lock word's CAS, which the compiler
+  // cannot move loads across (the vector's data pointer is not reloaded).
+  TargetLockState& state = w->locks[rank];
+  // MarkLocked with a constant type in each branch: its stores merge.
+  if (lock_type == MPI_LOCK_EXCLUSIVE) [[likely]] {
+    if (!w->exclusive_share.TryAcquireAnnounced(w->lock_words(rank).lock)) {
+      return LockSlow(MPI_LOCK_EXCLUSIVE, rank, 0, win);
+    }
+    MarkLocked(*w, state, MPI_LOCK_EXCLUSIVE, /*nocheck=*/false);
+    return MPI_SUCCESS;
+  }
+  if (lock_type == MPI_LOCK_SHARED &&
+      gate::TryEnter(w->lock_words(rank).lock, gate::kAUnit, gate::kBMask)) {
+    MarkLocked(*w, state, MPI_LOCK_SHARED, /*nocheck=*/false);
+    return MPI_SUCCESS;
+  }
+  return LockSlow(lock_type, rank, 0, win);
+}
+
+int MPI_Win_unlock(int rank, MPI_Win win) {
+  ManagedWindow* w = FindManagedHome(win);
+  if (w != nullptr && TryFastUnlock(*w, rank)) return MPI_SUCCESS;
+  return UnlockSlow(rank, win);
+}
+
+int MPI_Win_lock_all(int assert, MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kLockAll);
+  return w ? LockAll(*w, assert) : PMPI_Win_lock_all(assert, win);
+}
+
+int MPI_Win_unlock_all(MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kUnlockAll);
+  return w ? UnlockAll(*w) : PMPI_Win_unlock_all(win);
+}
+
+int MPI_Win_flush(int rank, MPI_Win win) {
+  return InlineFlush(rank, win, SyncKind::kFlush, PMPI_Win_flush);
+}
+
+int MPI_Win_flush_local(int rank, MPI_Win win) {
+  return InlineFlush(rank, win, SyncKind::kFlushLocal, PMPI_Win_flush_local);
+}
+
+int MPI_Win_flush_all(MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kFlushAll);
+  return w ? FlushAllTargets(*w, Completion::kRemote) : PMPI_Win_flush_all(win);
+}
+
+int MPI_Win_flush_local_all(MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kFlushLocalAll);
+  return w ? FlushAllTargets(*w, Completion::kLocal)
+           : PMPI_Win_flush_local_all(win);
+}
+
+int MPI_Win_sync(MPI_Win win) {
+  ManagedWindow* w = FindManaged(win);
+  SyncTimer timer(ProfileOf(win, w), SyncKind::kSync);
+  if (w == nullptr) return PMPI_Win_sync(win);
+  // Only inside a passive-target epoch, as MPICH checks (MPI's own lock_all
+  // epoch on a single-node window's MPI window is not the application's).
+  if (!IsPassive(w->epoch)) {
+    return Fail(*w, MPI_ERR_RMA_SYNC);
+  }
+  CompleteDeferred(*w);
+  FenceAll();  // the window is unified: a fence is all it takes
+  return w->locks_in_shm() ? MPI_SUCCESS : PMPI_Win_sync(win);
+}
+
+}  // extern "C"

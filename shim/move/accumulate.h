@@ -1,0 +1,154 @@
+// The accumulate family applied directly to node-local target memory:
+// element-wise atomic as MPI requires, lock-free CPU atomics where the
+// element fits a machine word, striped spin locks in the target's segment
+// header otherwise, and plain loops when the origin holds an exclusive lock.
+#ifndef RMASHIM_SHIM_MOVE_ACCUMULATE_H_
+#define RMASHIM_SHIM_MOVE_ACCUMULATE_H_
+
+#include <mpi.h>
+
+#include "shim/atomics/striped_apply.h"
+#include "shim/base/direct_stores.h"
+#include "shim/move/access.h"
+#include "shim/move/verdict.h"
+#include "shim/sync/word_atomics.h"
+#include "shim/types/element_ops.h"
+#include "shim/windows/window.h"
+
+namespace rmashim {
+
+struct AccumulateCall {
+  bool fetching = false;  // Get_accumulate: old values go to `result`
+  const void* origin = nullptr;
+  int origin_count = 0;
+  MPI_Datatype origin_type = MPI_DATATYPE_NULL;
+  void* result = nullptr;
+  int result_count = 0;
+  MPI_Datatype result_type = MPI_DATATYPE_NULL;
+  int target = 0;
+  MPI_Aint disp = 0;
+  int target_count = 0;
+  MPI_Datatype target_type = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
+};
+
+// The family's fast path, inlined into each wrapper: `count` elements of
+// builtin `type` on every side, packed in the user's buffers (`origin`
+// unused with MPI_NO_OP), to a target of a single-node window mapped here,
+// in an epoch that gives access. Applies them as ApplyRun would (the same
+// kernels; word atomics unstriped where word_atomics.h allows) and returns
+// true; false sends the call through the full checks, which find any
+// error. MPI_Accumulate must not pass MPI_NO_OP (it is an error there).
+[[nodiscard]] [[gnu::always_inline]] inline bool TryFastRun(
+    ManagedWindow& w, MPI_Datatype type, int count, MPI_Op op, int target,
+    MPI_Aint disp, const void* origin, void* result) {
+  const ElementOp* e = BuiltinElementOp(type, op);
+  std::byte* addr;
+  if (e == nullptr || e->extent != e->size || count <= 0 || !w.locks_in_shm() ||
+      (op != MPI_NO_OP && origin == nullptr) ||
+      !DirectWord(w, target, disp, MPI_Aint{count} * e->size, &addr)) {
+    return false;
+  }
+  const auto* src =
+      op == MPI_NO_OP ? addr : static_cast<const std::byte*>(origin);
+  auto* res = static_cast<std::byte*>(result);
+  const auto n = static_cast<size_t>(count);
+  const Target& t = w.target(target);
+  if (w.epoch == AccessEpoch::kLock &&
+      w.locks[target].mode == LockMode::kExclusive) {
+    e->plain(addr, src, res, n);  // nobody else may touch the target
+    NoteDirectStores();
+    return true;
+  }
+  const int slot = w.unstriped_slot();
+  if (slot >= 0 && n < kBulkElements && e->atomic != nullptr &&
+      IsAligned(addr, e->align) &&
+      RunUnstriped(
+          t.header->word_mode, t.header->unstriped_slots()[slot],
+          [&] [[gnu::always_inline]] { e->atomic(addr, src, res, n); })) {
+    return true;
+  }
+  ApplyRun(*e, /*exclusive=*/false, t, addr - t.base, src, res, n);
+  return true;
+}
+
+// Queues an MPI_Accumulate of one word (deferred_atomics.h): a builtin type
+// with a CPU-atomic flavour,
+// aligned, to a node-local target in a passive-target epoch, by a process
+// with an unstriped slot. True when queued; false sends the call down the
+// other paths, which apply the queue first (ApplyDeferred).
+[[nodiscard]] [[gnu::always_inline]] inline bool TryDeferAccumulate(
+    ManagedWindow& w, MPI_Datatype type, MPI_Op op, int target, MPI_Aint disp,
+    const void* origin) {
+  if (w.unstriped_slot() < 0 || origin == nullptr || !IsPassive(w.epoch)) {
+    return false;
+  }
+  const ElementOp* e = BuiltinElementOp(type, op);
+  std::byte* addr;
+  if (e == nullptr || e->atomic == nullptr || e->size > 8 ||
+      e->extent != e->size || !DirectWord(w, target, disp, e->size, &addr) ||
+      !IsAligned(addr, e->align)) {
+    return false;
+  }
+  const Target& t = w.target(target);
+  if (w.deferred.Add(*e, t, addr - t.base, origin)) ApplyQueued(w.deferred);
+  return true;
+}
+
+// Applies the queued accumulates before anything that could observe or
+// reorder them (every synchronization, every other accumulate-family call).
+inline void ApplyDeferred(ManagedWindow& w) {
+  if (!w.deferred.empty()) ApplyQueued(w.deferred);
+}
+
+// ... at a synchronization, which also ends the current burst.
+inline void CompleteDeferred(ManagedWindow& w) {
+  ApplyDeferred(w);
+  w.deferred.Disarm();
+}
+
+// MPI_Compare_and_swap's fast path, as TryFastRun.
+[[nodiscard]] [[gnu::always_inline]] inline bool TryFastCompareSwap(
+    ManagedWindow& w, MPI_Datatype type, int target, MPI_Aint disp,
+    const void* origin, const void* compare, void* result) {
+  const CompareSwapOp* cas = BuiltinCompareSwap(type);
+  std::byte* addr;
+  if (cas == nullptr || origin == nullptr || compare == nullptr ||
+      result == nullptr || !w.locks_in_shm() ||
+      !DirectWord(w, target, disp, cas->size, &addr)) {
+    return false;
+  }
+  const auto* o = static_cast<const std::byte*>(origin);
+  const auto* c = static_cast<const std::byte*>(compare);
+  auto* r = static_cast<std::byte*>(result);
+  const Target& t = w.target(target);
+  const bool exclusive = w.epoch == AccessEpoch::kLock &&
+                         w.locks[target].mode == LockMode::kExclusive;
+  const int slot = w.unstriped_slot();
+  if (!exclusive && slot >= 0 && IsAligned(addr, cas->align) &&
+      RunUnstriped(
+          t.header->word_mode, t.header->unstriped_slots()[slot],
+          [&] [[gnu::always_inline]] { cas->atomic(addr, o, c, r); })) {
+    return true;
+  }
+  ApplyCompareSwap(*cas, exclusive, t, addr - t.base, o, c, r);
+  return true;
+}
+
+// The full paths of the accumulate family on a managed window: every
+// check, then the update (here, through cross-memory attach, or through the
+// target's agent), or MPI's with the reason (verdict.h).
+// Accumulate / Get_accumulate (call.fetching).
+Verdict AccumulateDirect(ManagedWindow& w, const AccumulateCall& call);
+
+Verdict FetchAndOpDirect(ManagedWindow& w, const void* origin, void* result,
+                         MPI_Datatype type, int target, MPI_Aint disp,
+                         MPI_Op op);
+
+Verdict CompareAndSwapDirect(ManagedWindow& w, const void* origin,
+                             const void* compare, void* result,
+                             MPI_Datatype type, int target, MPI_Aint disp);
+
+}  // namespace rmashim
+
+#endif  // RMASHIM_SHIM_MOVE_ACCUMULATE_H_

@@ -1,0 +1,101 @@
+// Admit (admission.h): the checks and the choice between the shim's own
+// path and MPI's, for put, get and the accumulate family, argued here.
+#include "shim/move/admission.h"
+
+#include "shim/move/access.h"
+#include "shim/process/runtime.h"
+
+namespace rmashim {
+namespace {
+
+// Operations this process passed to MPI for `target` earlier in the epoch
+// complete before a direct accumulate to it: MPI orders accumulates from one
+// origin to the same location (accumulate_ordering, MPI-3 11.7.2).
+int CompletePassedThrough(ManagedWindow& w, int target) {
+  StateGuard guard(w.state_mutex);
+  if (!w.locks[target].mpi_ops_pending) return MPI_SUCCESS;
+  w.locks[target].mpi_ops_pending = false;
+  return PMPI_Win_flush(target, w.app_win());
+}
+
+// Admitted, once the operations passed to MPI before are complete.
+std::optional<Verdict> AdmittedAfterPassedThrough(ManagedWindow& w,
+                                                  int target) {
+  if (const int rc = CompletePassedThrough(w, target)) {
+    return Verdict::Error(rc);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool HoldsExclusive(const ManagedWindow& w, int target) {
+  return w.epoch == AccessEpoch::kLock &&
+         w.locks[target].mode == LockMode::kExclusive;
+}
+
+std::optional<Verdict> Admit(ManagedWindow& w, Access access, int target,
+                             MPI_Aint disp, const Layout& target_layout,
+                             MPI_Aint origin_bytes) {
+  if (const int rc = CheckTargetArgs(w, target, disp)) {
+    return Verdict::Error(rc);
+  }
+  if (target == MPI_PROC_NULL) return Verdict::Served();
+  const EpochAccess epoch = CheckEpoch(w, target);
+  if (epoch == EpochAccess::kNoEpoch) return Verdict::Error(MPI_ERR_RMA_SYNC);
+  // MPI's PSCW on a window spanning nodes: an accumulate goes to MPI at
+  // once; a put or get after its own checks, below.
+  if (epoch == EpochAccess::kPassThrough && access == Access::kUpdate) {
+    return Verdict::PassThrough(Fallback::kMultiNodeWindow);
+  }
+  if (access == Access::kCopy && origin_bytes != target_layout.bytes) {
+    return Verdict::Error(MPI_ERR_TYPE);  // type signatures must match
+  }
+  const Target& t = w.target(target);
+  MPI_Aint offset;
+  if (!FitsInTarget(t, disp, target_layout, &offset)) {
+    return Verdict::Error(MPI_ERR_RMA_RANGE);
+  }
+  if (access == Access::kCopy) {
+    // Zero counts and zero-size types are legal no-ops on every target;
+    // node-local targets are copied to or from directly in every epoch the
+    // shim serves, also on windows spanning nodes.
+    if (target_layout.bytes == 0) return Verdict::Served();
+    if (!t.node_local() || epoch == EpochAccess::kPassThrough) {
+      return Verdict::PassThrough(Fallback::kMultiNodeWindow);
+    }
+    return std::nullopt;
+  }
+  // On a single-node window every origin honours the stripes, also on
+  // MPI_Win_create memory of another process, which is updated through
+  // cross-memory attach under them.
+  if (w.locks_in_shm()) return std::nullopt;
+  // A window spanning nodes: remote origins' accumulates are applied by MPI,
+  // which cannot be atomic with our CPU atomics, so the family goes to MPI,
+  // except where no other origin can touch the target during this epoch.
+  // That is so while this process holds MPI's exclusive lock on it (with or
+  // without MPI_MODE_NOCHECK): no other process holds a lock on the target
+  // meanwhile (MPI-3 11.5.3), an active-target epoch on the window at the
+  // same time is erroneous (11.5), and so are the target's own local stores
+  // conflicting with the epoch (11.7). Updates of node-local memory are then
+  // atomic by exclusion, as under an exclusive lock on a single-node window
+  // (plain loops, no stripes).
+  if (HoldsExclusive(w, target) && t.node_local()) {
+    return AdmittedAfterPassedThrough(w, target);
+  }
+  // With the agent (agent.h) every origin's accumulate reaches the target
+  // through the stripes: node-local origins' directly, remote ones' through
+  // the target's agent. In passive epochs only: fence and PSCW stay MPI's
+  // on these windows, and an MPI epoch of either kind on the window while
+  // another origin holds a passive one on the same target is erroneous.
+  // (Served in fence epochs too, the accumulates made each fence wait for a
+  // round trip to every remote agent that had updates, which on a full
+  // node was many times slower than MPI's own path: the fence row of
+  // bench/results/agent_oddeven.md.)
+  if (w.agent_served() && IsPassive(w.epoch)) {
+    return AdmittedAfterPassedThrough(w, target);
+  }
+  return Verdict::PassThrough(Fallback::kMultiNodeWindow);
+}
+
+}  // namespace rmashim

@@ -1,0 +1,115 @@
+// Posts matched to starts with point-to-point messages (mpi_pscw.h).
+#include "shim/sync/mpi_pscw.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+
+#include "shim/process/runtime.h"
+
+namespace rmashim {
+
+namespace {
+MPI_Comm g_post_comm = MPI_COMM_NULL;
+long g_tag_ub = 0;
+std::atomic<long> g_next_tag{0};
+
+// Waits for every request; the first failed one's error, not
+// MPI_ERR_IN_STATUS, so the caller raises its class on the window.
+int WaitEvery(std::vector<MPI_Request>& requests) {
+  std::vector<MPI_Status> statuses(requests.size());
+  const int rc = PMPI_Waitall(static_cast<int>(requests.size()),
+                              requests.data(), statuses.data());
+  if (rc != MPI_ERR_IN_STATUS) return rc;
+  for (const MPI_Status& status : statuses) {
+    if (status.MPI_ERROR != MPI_SUCCESS) return status.MPI_ERROR;
+  }
+  return rc;
+}
+}  // namespace
+
+void OpenPostMatching() {
+  if (g_post_comm != MPI_COMM_NULL) return;
+  if (PMPI_Comm_dup(MPI_COMM_WORLD, &g_post_comm) != MPI_SUCCESS) {
+    g_post_comm = MPI_COMM_NULL;
+    return;
+  }
+  PMPI_Comm_set_errhandler(g_post_comm, MPI_ERRORS_RETURN);
+  int* tag_ub = nullptr;
+  int flag = 0;
+  PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
+  g_tag_ub = flag ? *tag_ub : 32767;  // MPI's least
+}
+
+void ClosePostMatching() {
+  if (g_post_comm != MPI_COMM_NULL) PMPI_Comm_free(&g_post_comm);
+}
+
+long ProposePostTag() {
+  const long next = g_next_tag.load(std::memory_order_relaxed);
+  if (g_post_comm == MPI_COMM_NULL || g_runtime.thread_multiple() ||
+      next > g_tag_ub) {
+    return -1;
+  }
+  return next;
+}
+
+long TakePostTag(const long* proposals, int count) {
+  long tag = 0;
+  for (int i = 0; i < count; ++i) {
+    if (proposals[i] < 0) return -1;
+    tag = std::max(tag, proposals[i]);
+  }
+  long next = g_next_tag.load(std::memory_order_relaxed);
+  while (next <= tag && !g_next_tag.compare_exchange_weak(
+                            next, tag + 1, std::memory_order_relaxed)) {
+  }
+  return tag;
+}
+
+PostMatching::~PostMatching() {
+  if (sends_.empty()) return;
+  int finalized = 0;
+  PMPI_Finalized(&finalized);
+  if (!finalized) FinishPosts();
+}
+
+int PostMatching::Post(const std::vector<int>& origins) {
+  for (int origin : origins) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    const int rc =
+        PMPI_Isend(nullptr, 0, MPI_BYTE, origin, tag_, g_post_comm, &request);
+    if (rc != MPI_SUCCESS) return rc;
+    sends_.push_back(request);
+  }
+  return MPI_SUCCESS;
+}
+
+int PostMatching::AwaitPosts(const std::vector<int>& targets) {
+  if (targets.size() == 1) {
+    return PMPI_Recv(nullptr, 0, MPI_BYTE, targets[0], tag_, g_post_comm,
+                     MPI_STATUS_IGNORE);
+  }
+  std::vector<MPI_Request> receives(targets.size(), MPI_REQUEST_NULL);
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const int rc = PMPI_Irecv(nullptr, 0, MPI_BYTE, targets[i], tag_,
+                              g_post_comm, &receives[i]);
+    if (rc != MPI_SUCCESS) {
+      // The posts already asked for are taken all the same (cancelling one
+      // that matched would lose it, and the next start would wait for it).
+      receives.resize(i);
+      WaitEvery(receives);
+      return rc;
+    }
+  }
+  return WaitEvery(receives);
+}
+
+int PostMatching::FinishPosts() {
+  if (sends_.empty()) return MPI_SUCCESS;
+  const int rc = WaitEvery(sends_);
+  sends_.clear();
+  return rc;
+}
+
+}  // namespace rmashim

@@ -1,0 +1,43 @@
+// The windows this process's agent serves (agent.h), by the id that remote
+// origins name them with. A window spanning nodes registers at its
+// creation (ManagedWindow::JoinAgent) and leaves in its destructor; the
+// agent's thread looks requests' windows up under the registry's mutex,
+// so a window is never freed while the agent applies an update to it.
+// Open only while the agent runs: a window created without an agent gets
+// no id, and its peers then send this process nothing. Here, beside the
+// windows, so that creating a window needs nothing of the agent.
+#ifndef RMASHIM_SHIM_WINDOWS_SERVED_WINDOWS_H_
+#define RMASHIM_SHIM_WINDOWS_SERVED_WINDOWS_H_
+
+#include <mutex>
+#include <vector>
+
+namespace rmashim {
+
+class ManagedWindow;
+
+class ServedWindows {
+ public:
+  void Open();   // StartAgent
+  void Close();  // StopAgent, after its thread has stopped
+
+  // The id `w` is named by from now on; -1 when closed.
+  int Register(ManagedWindow* w);
+  // `id` (-1: none) is free again.
+  void Unregister(int id);
+
+  // The window with `id`, or null. The caller holds mutex().
+  ManagedWindow* Find(int id) const;
+  std::mutex& mutex() { return mutex_; }
+
+ private:
+  std::mutex mutex_;
+  bool open_ = false;                    // under mutex_
+  std::vector<ManagedWindow*> windows_;  // by id; null: a free id
+};
+
+ServedWindows& served_windows();
+
+}  // namespace rmashim
+
+#endif  // RMASHIM_SHIM_WINDOWS_SERVED_WINDOWS_H_
