@@ -127,7 +127,9 @@ TEST(DartCustom, TypesMoveAsBytesAndReduceWithUserOps) {
   Pair at_root[2] = {};
   ASSERT_EQ(DART_OK, dart_reduce(mine, at_root, 2, pair, op,
                                  DART_TEAM_UNIT_ID(Size() - 1), DART_TEAM_ALL));
-  if (MyId() == Size() - 1) EXPECT_EQ(Size(), at_root[0].count);
+  if (MyId() == Size() - 1) {
+    EXPECT_EQ(Size(), at_root[0].count);
+  }
   ASSERT_EQ(DART_OK, dart_op_destroy(&op));
   EXPECT_EQ(static_cast<dart_operation_t>(DART_OP_UNDEFINED), op);
   EXPECT_EQ(DART_ERR_INVAL, dart_op_destroy(&op));
@@ -171,7 +173,9 @@ TEST(DartRegister, DeregisterIsLocal) {
   dart_barrier(DART_TEAM_ALL);
   // Unit 0 deregisters alone and registers nothing else; the others keep
   // using their segments among themselves meanwhile.
-  if (MyId() == 0) ASSERT_EQ(DART_OK, dart_team_memderegister(g));
+  if (MyId() == 0) {
+    ASSERT_EQ(DART_OK, dart_team_memderegister(g));
+  }
   if (MyId() != 0 && Size() > 2) {
     const int peer = MyId() == Size() - 1 ? 1 : MyId() + 1;
     ASSERT_EQ(DART_OK, dart_get_blocking(&got, At(g, peer), 1, DART_TYPE_INT,

@@ -165,7 +165,9 @@ TEST(DartLock, PollingTryAcquireLetsTheHolderReadThePollers) {
   dart_gptr_getaddr(At(words, MyId()), reinterpret_cast<void**>(&mine));
   *mine = 100 + MyId();
   for (int holder = 0; holder < Size(); ++holder) {
-    if (MyId() == holder) ASSERT_EQ(DART_OK, dart_lock_acquire(lock));
+    if (MyId() == holder) {
+      ASSERT_EQ(DART_OK, dart_lock_acquire(lock));
+    }
     dart_barrier(DART_TEAM_ALL);
     if (MyId() == holder) {
       for (int u = 0; u < Size(); ++u) EXPECT_EQ(100 + u, Read(At(words, u)));

@@ -33,7 +33,9 @@ class LargeCountCalls : public testing::Test {
  protected:
   LargeCountCalls() : window_(kWords * 8, 8) {
     EXPECT_EQ(MPI_SUCCESS, window_.rc());
-    if (UnderShim()) EXPECT_MANAGED(window_.win());
+    if (UnderShim()) {
+      EXPECT_MANAGED(window_.win());
+    }
     MPI_Win_set_errhandler(window_.win(), MPI_ERRORS_RETURN);
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, Rank(), 0, window_.win());
     std::memset(window_.base(), 0, kWords * 8);
