@@ -41,7 +41,7 @@ void NodeBarrier(ManagedWindow& w) {
   }
 }
 
-void AwaitPostSlow(ManagedWindow& w, int target) {
+void ConsumePost(ManagedWindow& w, int target) {
   TargetLockState& s = w.locks[target];
   uint32_t& consumed = w.pscw.posts_consumed[target];
   if (!w.pscw.access_nocheck) {

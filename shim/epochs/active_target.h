@@ -21,10 +21,12 @@
 
 namespace rmashim {
 
-// Waits until `target` has posted for this process's current access epoch.
-void AwaitPostSlow(ManagedWindow& w, int target);
+// Waits until `target` has posted for this process's current access epoch:
+// ConsumePost waits for the target's next post and marks it seen;
+// AwaitPost, inlined into data movement, does so unless it was seen.
+void ConsumePost(ManagedWindow& w, int target);
 inline void AwaitPost(ManagedWindow& w, int target) {
-  if (!w.locks[target].post_seen) AwaitPostSlow(w, target);
+  if (!w.locks[target].post_seen) ConsumePost(w, target);
 }
 
 // Waits until every node-local rank of the window has called it: the

@@ -18,7 +18,7 @@ namespace {
 // The full path of a call: on a managed window `direct` gives the verdict
 // and FinishCall ends the call with it; otherwise MPI moves it on `win`.
 template <typename Direct, typename Mpi>
-int Dispatch(MPI_Win win, int target, MPI_Request* request, Profiled what,
+int FullPath(MPI_Win win, int target, MPI_Request* request, Profiled what,
              Direct direct, Mpi mpi) {
   ManagedWindow* w = FindManaged(win);
   if (w == nullptr) {
@@ -39,13 +39,13 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
                               : MPI_SUCCESS;
 }
 
-[[gnu::noinline]] int Accumulate(const AccumulateCall& c, MPI_Win win,
-                                 MPI_Request* request) {
+[[gnu::noinline]] int AccumulateFullPath(const AccumulateCall& c, MPI_Win win,
+                                         MPI_Request* request) {
   const bool fetching = c.fetching;
   const OpKind kind =
       request ? (fetching ? OpKind::kRgetAccumulate : OpKind::kRaccumulate)
               : (fetching ? OpKind::kGetAccumulate : OpKind::kAccumulate);
-  return Dispatch(
+  return FullPath(
       win, c.target, request, {kind, c.target_count, c.target_type},
       [&](ManagedWindow& w) { return AccumulateDirect(w, c); },
       [&](MPI_Win used) {
@@ -71,7 +71,7 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
 
 // An MPI_Accumulate that is not queued: applied at once (after the queue),
 // through the fast path where it applies, else the full one.
-[[gnu::noinline]] int AccumulateNow(
+[[gnu::noinline]] int AccumulateAtOnce(
     ManagedWindow* w, const void* origin_addr, int origin_count,
     MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
     int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
@@ -83,19 +83,20 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
     return Served(*w, OpKind::kAccumulate, target_rank, target_count,
                   target_datatype);
   }
-  return Accumulate({false, origin_addr, origin_count, origin_datatype, nullptr,
-                     0, MPI_DATATYPE_NULL, target_rank, target_disp,
-                     target_count, target_datatype, op},
-                    win, nullptr);
+  return AccumulateFullPath({false, origin_addr, origin_count, origin_datatype,
+                             nullptr, 0, MPI_DATATYPE_NULL, target_rank,
+                             target_disp, target_count, target_datatype, op},
+                            win, nullptr);
 }
 
 // The fetch_and_op and compare_and_swap calls their fast paths did not
 // serve; out of line, so the fast paths need no stack frame.
-[[gnu::noinline]] int FetchAndOpSlow(const void* origin_addr, void* result_addr,
-                                     MPI_Datatype datatype, int target_rank,
-                                     MPI_Aint target_disp, MPI_Op op,
-                                     MPI_Win win) {
-  return Dispatch(
+[[gnu::noinline]] int FetchAndOpFullPath(const void* origin_addr,
+                                         void* result_addr,
+                                         MPI_Datatype datatype, int target_rank,
+                                         MPI_Aint target_disp, MPI_Op op,
+                                         MPI_Win win) {
+  return FullPath(
       win, target_rank, nullptr, {OpKind::kFetchAndOp, 1, datatype},
       [&](ManagedWindow& w) {
         return FetchAndOpDirect(w, origin_addr, result_addr, datatype,
@@ -107,12 +108,10 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
       });
 }
 
-[[gnu::noinline]] int CompareAndSwapSlow(const void* origin_addr,
-                                         const void* compare_addr,
-                                         void* result_addr,
-                                         MPI_Datatype datatype, int target_rank,
-                                         MPI_Aint target_disp, MPI_Win win) {
-  return Dispatch(
+[[gnu::noinline]] int CompareAndSwapFullPath(
+    const void* origin_addr, const void* compare_addr, void* result_addr,
+    MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) {
+  return FullPath(
       win, target_rank, nullptr, {OpKind::kCompareAndSwap, 1, datatype},
       [&](ManagedWindow& w) {
         return CompareAndSwapDirect(w, origin_addr, compare_addr, result_addr,
@@ -128,10 +127,11 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
 // MPI_Compare_and_swap did not serve: queued accumulates applied first,
 // then the general fast paths, then the full checks. Out of line with the
 // wrappers' own arguments, so the lanes end in a jump here.
-[[gnu::noinline]] int FetchAndOpOther(const void* origin_addr,
-                                      void* result_addr, MPI_Datatype datatype,
-                                      int target_rank, MPI_Aint target_disp,
-                                      MPI_Op op, MPI_Win win) {
+[[gnu::noinline]] int FetchAndOpInOrder(const void* origin_addr,
+                                        void* result_addr,
+                                        MPI_Datatype datatype, int target_rank,
+                                        MPI_Aint target_disp, MPI_Op op,
+                                        MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   if (w != nullptr) ApplyDeferred(*w);
   if (w != nullptr &&
@@ -144,11 +144,11 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
                  result_addr)) {
     return Served(*w, OpKind::kFetchAndOp, target_rank, 1, datatype);
   }
-  return FetchAndOpSlow(origin_addr, result_addr, datatype, target_rank,
-                        target_disp, op, win);
+  return FetchAndOpFullPath(origin_addr, result_addr, datatype, target_rank,
+                            target_disp, op, win);
 }
 
-[[gnu::noinline]] int CompareAndSwapOther(
+[[gnu::noinline]] int CompareAndSwapInOrder(
     const void* origin_addr, const void* compare_addr, void* result_addr,
     MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
@@ -163,20 +163,18 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
                          compare_addr, result_addr)) {
     return Served(*w, OpKind::kCompareAndSwap, target_rank, 1, datatype);
   }
-  return CompareAndSwapSlow(origin_addr, compare_addr, result_addr, datatype,
-                            target_rank, target_disp, win);
+  return CompareAndSwapFullPath(origin_addr, compare_addr, result_addr,
+                                datatype, target_rank, target_disp, win);
 }
 
 // What the word lane inlined into MPI_Accumulate did not serve: the first
 // accumulate since the last synchronization at once, the burst after it
-// queued (deferred_atomics.h), everything else through AccumulateNow. Out
+// queued (deferred_atomics.h), everything else through AccumulateAtOnce. Out
 // of line with the wrapper's own arguments, so the lane ends in a jump.
-[[gnu::noinline]] int AccumulateOther(const void* origin_addr, int origin_count,
-                                      MPI_Datatype origin_datatype,
-                                      int target_rank, MPI_Aint target_disp,
-                                      int target_count,
-                                      MPI_Datatype target_datatype, MPI_Op op,
-                                      MPI_Win win) {
+[[gnu::noinline]] int AccumulateOrQueue(
+    const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+    int target_rank, MPI_Aint target_disp, int target_count,
+    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   if (w != nullptr && target_count == 1 && origin_count == 1 &&
       origin_datatype == target_datatype && op != MPI_NO_OP) {
@@ -194,9 +192,9 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
       return Served(*w, OpKind::kAccumulate, target_rank, 1, target_datatype);
     }
   }
-  return AccumulateNow(w, origin_addr, origin_count, origin_datatype,
-                       target_rank, target_disp, target_count, target_datatype,
-                       op, win);
+  return AccumulateAtOnce(w, origin_addr, origin_count, origin_datatype,
+                          target_rank, target_disp, target_count,
+                          target_datatype, op, win);
 }
 
 // Whether an MPI_Accumulate now is applied at once (not queued): nothing
@@ -212,11 +210,12 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
 // ... for one element of the same type on both sides, past the lane's
 // checks: six arguments, all in registers (the type, rank and displacement
 // where MPI_Accumulate receives them), so the lane keeps few alive.
-[[gnu::noinline]] int AccumulateOneOther(const void* origin_addr, MPI_Op op,
-                                         MPI_Datatype datatype, int target_rank,
-                                         MPI_Aint target_disp, MPI_Win win) {
-  return AccumulateOther(origin_addr, 1, datatype, target_rank, target_disp, 1,
-                         datatype, op, win);
+[[gnu::noinline]] int AccumulateOneOrQueue(const void* origin_addr, MPI_Op op,
+                                           MPI_Datatype datatype,
+                                           int target_rank,
+                                           MPI_Aint target_disp, MPI_Win win) {
+  return AccumulateOrQueue(origin_addr, 1, datatype, target_rank, target_disp,
+                           1, datatype, op, win);
 }
 
 }  // namespace
@@ -228,14 +227,14 @@ int MPI_Accumulate(const void* origin_addr, int origin_count,
                    MPI_Aint target_disp, int target_count,
                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
   // One word at once through the lane when nothing is queued or armed;
-  // then arm, as AccumulateOther would have before applying it, so the
+  // then arm, as AccumulateOrQueue would have before applying it, so the
   // burst that follows is queued. Epochs that never queue (fence, PSCW:
   // TryDeferAccumulate refuses them) take the lane while armed too.
   if (origin_count != 1 || target_count != 1 ||
       origin_datatype != target_datatype) [[unlikely]] {
-    return AccumulateOther(origin_addr, origin_count, origin_datatype,
-                           target_rank, target_disp, target_count,
-                           target_datatype, op, win);
+    return AccumulateOrQueue(origin_addr, origin_count, origin_datatype,
+                             target_rank, target_disp, target_count,
+                             target_datatype, op, win);
   }
   ManagedWindow* w = FindManagedHome(win);  // a miss: the Other path
   if (w != nullptr && AccumulatesAtOnce(*w) &&
@@ -244,8 +243,8 @@ int MPI_Accumulate(const void* origin_addr, int origin_count,
     w->deferred.Arm();
     return MPI_SUCCESS;  // a plain window: no profile
   }
-  return AccumulateOneOther(origin_addr, op, origin_datatype, target_rank,
-                            target_disp, win);
+  return AccumulateOneOrQueue(origin_addr, op, origin_datatype, target_rank,
+                              target_disp, win);
 }
 
 int MPI_Raccumulate(const void* origin_addr, int origin_count,
@@ -253,10 +252,10 @@ int MPI_Raccumulate(const void* origin_addr, int origin_count,
                     MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                     MPI_Request* request) {
-  return Accumulate({false, origin_addr, origin_count, origin_datatype, nullptr,
-                     0, MPI_DATATYPE_NULL, target_rank, target_disp,
-                     target_count, target_datatype, op},
-                    win, request);
+  return AccumulateFullPath({false, origin_addr, origin_count, origin_datatype,
+                             nullptr, 0, MPI_DATATYPE_NULL, target_rank,
+                             target_disp, target_count, target_datatype, op},
+                            win, request);
 }
 
 int MPI_Get_accumulate(const void* origin_addr, int origin_count,
@@ -275,10 +274,11 @@ int MPI_Get_accumulate(const void* origin_addr, int origin_count,
     return Served(*w, OpKind::kGetAccumulate, target_rank, target_count,
                   target_datatype);
   }
-  return Accumulate({true, origin_addr, origin_count, origin_datatype,
-                     result_addr, result_count, result_datatype, target_rank,
-                     target_disp, target_count, target_datatype, op},
-                    win, nullptr);
+  return AccumulateFullPath(
+      {true, origin_addr, origin_count, origin_datatype, result_addr,
+       result_count, result_datatype, target_rank, target_disp, target_count,
+       target_datatype, op},
+      win, nullptr);
 }
 
 int MPI_Rget_accumulate(const void* origin_addr, int origin_count,
@@ -287,10 +287,11 @@ int MPI_Rget_accumulate(const void* origin_addr, int origin_count,
                         int target_rank, MPI_Aint target_disp, int target_count,
                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                         MPI_Request* request) {
-  return Accumulate({true, origin_addr, origin_count, origin_datatype,
-                     result_addr, result_count, result_datatype, target_rank,
-                     target_disp, target_count, target_datatype, op},
-                    win, request);
+  return AccumulateFullPath(
+      {true, origin_addr, origin_count, origin_datatype, result_addr,
+       result_count, result_datatype, target_rank, target_disp, target_count,
+       target_datatype, op},
+      win, request);
 }
 
 int MPI_Fetch_and_op(const void* origin_addr, void* result_addr,
@@ -303,8 +304,8 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr,
                                            result_addr)) {
     return MPI_SUCCESS;  // a plain window: no profile
   }
-  return FetchAndOpOther(origin_addr, result_addr, datatype, target_rank,
-                         target_disp, op, win);
+  return FetchAndOpInOrder(origin_addr, result_addr, datatype, target_rank,
+                           target_disp, op, win);
 }
 
 int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
@@ -317,8 +318,8 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
                                                compare_addr, result_addr)) {
     return MPI_SUCCESS;  // a plain window: no profile
   }
-  return CompareAndSwapOther(origin_addr, compare_addr, result_addr, datatype,
-                             target_rank, target_disp, win);
+  return CompareAndSwapInOrder(origin_addr, compare_addr, result_addr, datatype,
+                               target_rank, target_disp, win);
 }
 
 }  // extern "C"

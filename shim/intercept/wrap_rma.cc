@@ -171,9 +171,10 @@ Verdict MoveDirect(ManagedWindow& w, const Transfer& x) {
 // MPI_Put and MPI_Get when the inline path did not serve them: the same
 // arguments, so the wrappers end in a jump here.
 template <Direction kDir>
-[[gnu::noinline]] int PutGetSlow(void* origin, int count, MPI_Datatype type,
-                                 int target, MPI_Aint disp, int target_count,
-                                 MPI_Datatype target_type, MPI_Win win) {
+[[gnu::noinline]] int PutGetAnyTypes(void* origin, int count, MPI_Datatype type,
+                                     int target, MPI_Aint disp,
+                                     int target_count, MPI_Datatype target_type,
+                                     MPI_Win win) {
   return PutOrGet(
       win, {kDir, origin, count, type, target, disp, target_count, target_type},
       nullptr);
@@ -182,8 +183,9 @@ template <Direction kDir>
 // ... with the same count and type on both sides: six arguments, all in
 // registers, so the inline path past that test keeps fewer alive.
 template <Direction kDir>
-[[gnu::noinline]] int PutGetSameSlow(void* origin, int count, MPI_Datatype type,
-                                     int target, MPI_Aint disp, MPI_Win win) {
+[[gnu::noinline]] int PutGetSameTypes(void* origin, int count,
+                                      MPI_Datatype type, int target,
+                                      MPI_Aint disp, MPI_Win win) {
   return PutOrGet(win, {kDir, origin, count, type, target, disp, count, type},
                   nullptr);
 }
@@ -199,20 +201,20 @@ template <Direction kDir>
   // Misses are marked unlikely so the served path falls straight through:
   // a taken branch on it costs about as much as a few instructions.
   if (type != target_type || count != target_count) [[unlikely]] {
-    return PutGetSlow<kDir>(origin, count, type, target, disp, target_count,
-                            target_type, win);
+    return PutGetAnyTypes<kDir>(origin, count, type, target, disp, target_count,
+                                target_type, win);
   }
-  // From here on the target's count and type are the origin's: the slow
-  // path takes six arguments.
+  // From here on the target's count and type are the origin's:
+  // PutGetSameTypes takes six arguments.
   const ManagedWindow* w = FindManagedHome(win);
   MPI_Aint bytes = 0;
   std::byte* addr = nullptr;
-  // Profiled windows take the slow path (which counts what it serves), so
+  // Profiled windows take the full path (which counts what it serves), so
   // nothing here needs the arguments once the address is known.
   if (w == nullptr ||
       !FastAddress(*w, w->unprofiled_ranks(), origin, count, type, target, disp,
                    count, type, &bytes, &addr)) [[unlikely]] {
-    return PutGetSameSlow<kDir>(origin, count, type, target, disp, win);
+    return PutGetSameTypes<kDir>(origin, count, type, target, disp, win);
   }
   constexpr bool kPut = kDir == Direction::kPut;
   void* dst = kPut ? static_cast<void*>(addr) : origin;

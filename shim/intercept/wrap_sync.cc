@@ -125,8 +125,8 @@ inline bool NodeLocalFlushApplies(const ManagedWindow& w, int rank) {
 
 // Every other flush: timed for the profile, checked in full. The wrappers'
 // own arguments first, so their inline paths end in a jump here.
-[[gnu::noinline]] int FlushSlow(int rank, MPI_Win win, SyncKind kind,
-                                FlushFn flush) {
+[[gnu::noinline]] int FlushTimed(int rank, MPI_Win win, SyncKind kind,
+                                 FlushFn flush) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), kind);
   return w ? FlushTarget(*w, rank, flush) : flush(rank, win);
@@ -134,7 +134,7 @@ inline bool NodeLocalFlushApplies(const ManagedWindow& w, int rank) {
 
 // MPI_Win_flush and MPI_Win_flush_local: a plain window's flush; else a
 // node-local target's on a window spanning nodes, where MPI may be carrying
-// other origins' operations to this process (spin_wait.h); else FlushSlow.
+// other origins' operations to this process (spin_wait.h); else FlushTimed.
 [[gnu::always_inline]] inline int InlineFlush(int rank, MPI_Win win,
                                               SyncKind kind, FlushFn flush) {
   ManagedWindow* w = FindManagedHome(win);
@@ -147,7 +147,7 @@ inline bool NodeLocalFlushApplies(const ManagedWindow& w, int rank) {
       return MPI_SUCCESS;
     }
   }
-  return FlushSlow(rank, win, kind, flush);
+  return FlushTimed(rank, win, kind, flush);
 }
 
 // MPI_Win_flush_all and MPI_Win_flush_local_all: direct copies are complete
@@ -204,7 +204,7 @@ void MarkUnlocked(ManagedWindow& w, TargetLockState& state) {
 // "locked, not NOCHECK, nothing passed to MPI"; a locked target means a
 // lock epoch (MarkLocked sets both; MarkUnlocked clears the mode and ends
 // the epoch with the last lock). As in MPI_Win_lock, nothing here calls
-// out, and false changes nothing the slow path would not (it ends the
+// out, and false changes nothing the full path would not (it ends the
 // accumulate burst too).
 [[nodiscard]] [[gnu::always_inline]] inline bool TryFastUnlock(ManagedWindow& w,
                                                                int rank) {
@@ -333,15 +333,15 @@ int Unlock(ManagedWindow& w, int rank) {
 
 // Every other lock and unlock: timed for the profile, checked in full.
 // The wrappers' own arguments, so their inline paths end in a jump here.
-[[gnu::noinline]] int LockSlow(int lock_type, int rank, int assert,
-                               MPI_Win win) {
+[[gnu::noinline]] int LockTimed(int lock_type, int rank, int assert,
+                                MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kLock);
   return w ? Lock(*w, lock_type, rank, assert)
            : PMPI_Win_lock(lock_type, rank, assert, win);
 }
 
-[[gnu::noinline]] int UnlockSlow(int rank, MPI_Win win) {
+[[gnu::noinline]] int UnlockTimed(int rank, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kUnlock);
   return w ? Unlock(*w, rank) : PMPI_Win_unlock(rank, win);
@@ -429,15 +429,15 @@ extern "C" {
 
 // The inline path takes a lock word only when one CAS does it (for an
 // exclusive lock, the process's first, announced: TryAcquireAnnounced).
-// Every miss, having changed nothing, jumps to the slow path; past the
+// Every miss, having changed nothing, jumps to the full path; past the
 // checks with the arguments it knows (assert 0, the lock type), so fewer
 // stay in registers and the inline path needs no stack frame.
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
   // Asserts first: past this test `assert` is 0 and its register is free.
-  if (assert != 0) return LockSlow(lock_type, rank, assert, win);
-  ManagedWindow* w = FindManagedHome(win);  // a miss: the slow path
+  if (assert != 0) return LockTimed(lock_type, rank, assert, win);
+  ManagedWindow* w = FindManagedHome(win);  // a miss: the full path
   if (w == nullptr || !FastLockApplies(*w, rank)) {
-    return LockSlow(lock_type, rank, 0, win);
+    return LockTimed(lock_type, rank, 0, win);
   }
   // Its address taken before the lock word's CAS, which the compiler
   // cannot move loads across (the vector's data pointer is not reloaded).
@@ -445,7 +445,7 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
   // MarkLocked with a constant type in each branch: its stores merge.
   if (lock_type == MPI_LOCK_EXCLUSIVE) [[likely]] {
     if (!w->exclusive_share.TryAcquireAnnounced(w->lock_words(rank).lock)) {
-      return LockSlow(MPI_LOCK_EXCLUSIVE, rank, 0, win);
+      return LockTimed(MPI_LOCK_EXCLUSIVE, rank, 0, win);
     }
     MarkLocked(*w, state, MPI_LOCK_EXCLUSIVE, /*nocheck=*/false);
     return MPI_SUCCESS;
@@ -455,13 +455,13 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
     MarkLocked(*w, state, MPI_LOCK_SHARED, /*nocheck=*/false);
     return MPI_SUCCESS;
   }
-  return LockSlow(lock_type, rank, 0, win);
+  return LockTimed(lock_type, rank, 0, win);
 }
 
 int MPI_Win_unlock(int rank, MPI_Win win) {
   ManagedWindow* w = FindManagedHome(win);
   if (w != nullptr && TryFastUnlock(*w, rank)) return MPI_SUCCESS;
-  return UnlockSlow(rank, win);
+  return UnlockTimed(rank, win);
 }
 
 int MPI_Win_lock_all(int assert, MPI_Win win) {

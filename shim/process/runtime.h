@@ -55,7 +55,7 @@ inline ManagedWindow* FindManaged(MPI_Win win) {
   return g_runtime.windows().Find(win);
 }
 // The same, or nullptr when the window is not in its home slot (fast paths
-// whose miss takes a slow path that calls FindManaged).
+// whose miss takes a full path that calls FindManaged).
 inline ManagedWindow* FindManagedHome(MPI_Win win) {
   return g_runtime.windows().FindHome(win);
 }

@@ -32,7 +32,7 @@ class WindowTable {
     return Probe(win, home);
   }
   // The home slot alone: nullptr also when the window sits elsewhere. For
-  // inlined fast paths, whose miss goes to a slow path that calls Find: no
+  // inlined fast paths, whose miss goes to a full path that calls Find: no
   // probe loop there keeps their registers free.
   ManagedWindow* FindHome(MPI_Win win) const {
     const Slot& slot = slots_[Hash(win)];
@@ -58,7 +58,7 @@ class WindowTable {
   void SetLimit(int limit);
   // Test hook (RMASHIM_TEST_DISPLACE_WINDOWS): every window inserted from
   // now on sits past its home slot, as after a collision, so the fast
-  // paths' FindHome misses and their slow paths must find it.
+  // paths' FindHome misses and their full paths must find it.
   void SetDisplaced(bool displaced);
 
   // False when full (kCapacity, or the limit).
