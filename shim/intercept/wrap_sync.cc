@@ -1,15 +1,13 @@
-// Synchronization on managed windows.
-//
-// Passive target (lock, unlock, lock_all, flush*, sync): on a window whose
-// ranks all share this node the shim serves locks with the lock words of
-// shim/sync/shm_lock.h, so an origin never waits for the target to call MPI.
-// Direct copies are complete when the call that issued them returns, so a
-// flush only needs a memory fence (shim/base/direct_stores.h: none after only
-// locked atomics on x86), plus an MPI flush of the application's window (which
-// the shim keeps in an MPI lock_all epoch) when operations were passed through
-// to MPI during the epoch. A window that spans nodes keeps MPI's own lock on
-// the application's window (it must exclude remote origins too); direct copies
-// to node-local targets happen inside that MPI epoch.
+// Passive-target locks on managed windows: lock, unlock, lock_all and
+// unlock_all (the flushes that complete their epochs, and MPI_Win_sync, are
+// in wrap_flush.cc). On a window whose ranks all share this node the shim
+// serves locks with the lock words of shim/sync/shm_lock.h, so an origin
+// never waits for the target to call MPI; the shim keeps the application's
+// MPI window in an MPI lock_all epoch for what it passes to MPI. A window
+// that spans nodes keeps MPI's own lock on the application's window (it
+// must exclude remote origins too) unless the agent's locks serve it
+// (shim/agent/agent_locks.h); direct copies to node-local targets happen
+// inside that epoch.
 //
 // Active target (fence, PSCW) is in wrap_active.cc.
 #include <mpi.h>
@@ -19,6 +17,7 @@
 #include "shim/agent/agent.h"
 #include "shim/base/direct_stores.h"
 #include "shim/base/spin_wait.h"
+#include "shim/intercept/passive_target.h"
 #include "shim/move/accumulate.h"
 #include "shim/process/runtime.h"
 #include "shim/sync/mpi_lock_all.h"
@@ -29,24 +28,6 @@
 namespace rmashim {
 namespace {
 
-// A full fence, whatever this thread stored (unlock without a lock word to
-// release, MPI_Win_sync: the application's own stores count there too).
-void FenceAll() {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  t_unfenced_stores = false;
-}
-
-int Fail(const ManagedWindow& w, int code) {
-  return RaiseOnWindow(w.app_win(), code);
-}
-
-bool InPassiveEpochWith(const ManagedWindow& w, int rank) {
-  const AccessEpoch epoch = w.epoch;  // one load
-  if (epoch == AccessEpoch::kLockAll) [[likely]]
-    return true;
-  return epoch == AccessEpoch::kLock && w.locks[rank].mode != LockMode::kNone;
-}
-
 void ClearPending(ManagedWindow& w) {
   for (TargetLockState& s : w.locks) s.mpi_ops_pending = false;
   w.any_mpi_ops_pending = false;
@@ -55,114 +36,6 @@ void ClearPending(ManagedWindow& w) {
 AgentLockKind AgentLockKindOf(int lock_type) {
   return lock_type == MPI_LOCK_SHARED ? AgentLockKind::kShared
                                       : AgentLockKind::kExclusive;
-}
-
-using FlushFn = int (*)(int, MPI_Win);
-
-// Completes what this process issued to `rank`: direct copies are complete
-// already; MPI operations are completed by `flush` on the window they used.
-int FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
-  if (rank < MPI_PROC_NULL || rank >= w.comm_size()) {
-    return Fail(w, MPI_ERR_RANK);
-  }
-  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
-  if (!InPassiveEpochWith(w, rank)) return Fail(w, MPI_ERR_RMA_SYNC);
-  CompleteDeferred(w);
-  PublishDirectStores();
-  // Updates sent to the target's agent are complete at the origin already.
-  if (flush == PMPI_Win_flush) {
-    if (const int rc = AgentFlush(w, rank)) return Fail(w, rc);
-  }
-  StateGuard guard(w.state_mutex);
-  TargetLockState& state = w.locks[rank];
-  if (!w.target(rank).node_local() || state.mpi_ops_pending) {
-    const int rc = flush(rank, w.app_win());
-    if (rc != MPI_SUCCESS) return rc;  // MPI called the handler
-    if (flush == PMPI_Win_flush) state.mpi_ops_pending = false;
-  } else if (!w.locks_in_shm()) {
-    DriveProgressNowAndThen();
-  }
-  return MPI_SUCCESS;
-}
-
-// The common flushes, inlined into MPI_Win_flush and MPI_Win_flush_local
-// (InlineFlush): a passive epoch, profiling off, one thread, nothing passed
-// to MPI. On a plain window (all of that on a single node) every target is
-// node-local and nothing is pending anywhere unless any_mpi_ops_pending
-// says so: no per-target state.
-inline bool PlainFlushApplies(const ManagedWindow& w, int rank) {
-  return InPassiveEpochWith(w, rank) && !w.any_mpi_ops_pending;
-}
-
-// On a window spanning nodes the target must be node-local with nothing of
-// its own pending (such a window has no queued accumulates: they need an
-// unstriped slot, which only single-node windows have).
-inline bool NodeLocalFlushApplies(const ManagedWindow& w, int rank) {
-  return static_cast<unsigned>(rank) < static_cast<unsigned>(w.comm_size()) &&
-         !w.plain() && InPassiveEpochWith(w, rank) && w.profile == nullptr &&
-         !w.locks_in_shm() && !g_runtime.thread_multiple() &&
-         w.target(rank).node_local() && !w.locks[rank].mpi_ops_pending;
-}
-
-// A fast flush with accumulates queued: they are applied first. Out of
-// line, so FastFlush ends in a jump here and needs no stack frame.
-[[gnu::noinline]] int FlushQueued(ManagedWindow& w) {
-  CompleteDeferred(w);
-  PublishDirectStores();
-  return MPI_SUCCESS;
-}
-
-// What a flush PlainFlushApplies to does: the burst of queued accumulates
-// ended, stores published (a fence, when there are any).
-[[gnu::always_inline]] inline int FastFlush(ManagedWindow& w) {
-  if (!w.deferred.idle()) [[unlikely]] {
-    if (!w.deferred.empty()) return FlushQueued(w);
-    w.deferred.Disarm();
-  }
-  PublishDirectStores();
-  return MPI_SUCCESS;
-}
-
-// Every other flush: timed for the profile, checked in full. The wrappers'
-// own arguments first, so their inline paths end in a jump here.
-[[gnu::noinline]] int FlushTimed(int rank, MPI_Win win, SyncKind kind,
-                                 FlushFn flush) {
-  ManagedWindow* w = FindManaged(win);
-  SyncTimer timer(ProfileOf(win, w), kind);
-  return w ? FlushTarget(*w, rank, flush) : flush(rank, win);
-}
-
-// MPI_Win_flush and MPI_Win_flush_local: a plain window's flush; else a
-// node-local target's on a window spanning nodes, where MPI may be carrying
-// other origins' operations to this process (spin_wait.h); else FlushTimed.
-[[gnu::always_inline]] inline int InlineFlush(int rank, MPI_Win win,
-                                              SyncKind kind, FlushFn flush) {
-  ManagedWindow* w = FindManagedHome(win);
-  if (w != nullptr) {
-    if (w->PlainRank(rank)) [[likely]] {
-      if (PlainFlushApplies(*w, rank)) return FastFlush(*w);
-    } else if (NodeLocalFlushApplies(*w, rank)) {
-      PublishDirectStores();
-      DriveProgressNowAndThen();
-      return MPI_SUCCESS;
-    }
-  }
-  return FlushTimed(rank, win, kind, flush);
-}
-
-// MPI_Win_flush_all and MPI_Win_flush_local_all: direct copies are complete
-// already; what went to MPI is flushed target by target (FlushPassedThrough).
-int FlushAllTargets(ManagedWindow& w, Completion completion) {
-  if (!IsPassive(w.epoch)) {
-    return Fail(w, MPI_ERR_RMA_SYNC);
-  }
-  CompleteDeferred(w);
-  PublishDirectStores();
-  if (completion == Completion::kRemote) {
-    if (const int rc = AgentFlushAll(w)) return Fail(w, rc);
-  }
-  StateGuard guard(w.state_mutex);
-  return FlushPassedThrough(w, completion);  // MPI raised any error
 }
 
 // This process's record of a lock it now holds.
@@ -475,40 +348,4 @@ int MPI_Win_unlock_all(MPI_Win win) {
   SyncTimer timer(ProfileOf(win, w), SyncKind::kUnlockAll);
   return w ? UnlockAll(*w) : PMPI_Win_unlock_all(win);
 }
-
-int MPI_Win_flush(int rank, MPI_Win win) {
-  return InlineFlush(rank, win, SyncKind::kFlush, PMPI_Win_flush);
-}
-
-int MPI_Win_flush_local(int rank, MPI_Win win) {
-  return InlineFlush(rank, win, SyncKind::kFlushLocal, PMPI_Win_flush_local);
-}
-
-int MPI_Win_flush_all(MPI_Win win) {
-  ManagedWindow* w = FindManaged(win);
-  SyncTimer timer(ProfileOf(win, w), SyncKind::kFlushAll);
-  return w ? FlushAllTargets(*w, Completion::kRemote) : PMPI_Win_flush_all(win);
-}
-
-int MPI_Win_flush_local_all(MPI_Win win) {
-  ManagedWindow* w = FindManaged(win);
-  SyncTimer timer(ProfileOf(win, w), SyncKind::kFlushLocalAll);
-  return w ? FlushAllTargets(*w, Completion::kLocal)
-           : PMPI_Win_flush_local_all(win);
-}
-
-int MPI_Win_sync(MPI_Win win) {
-  ManagedWindow* w = FindManaged(win);
-  SyncTimer timer(ProfileOf(win, w), SyncKind::kSync);
-  if (w == nullptr) return PMPI_Win_sync(win);
-  // Only inside a passive-target epoch, as MPICH checks (MPI's own lock_all
-  // epoch on a single-node window's MPI window is not the application's).
-  if (!IsPassive(w->epoch)) {
-    return Fail(*w, MPI_ERR_RMA_SYNC);
-  }
-  CompleteDeferred(*w);
-  FenceAll();  // the window is unified: a fence is all it takes
-  return w->locks_in_shm() ? MPI_SUCCESS : PMPI_Win_sync(win);
-}
-
 }  // extern "C"
