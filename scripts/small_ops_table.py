@@ -1,4 +1,4 @@
-"""The baselines table of the sweep (issue 17): bench/small_ops run three
+"""The baselines table of the sweep: bench/small_ops run three
 ways (librmashim.so preloaded; nothing preloaded; Open MPI osc/sm), merged
 into one markdown table with the targets each row is held to. Used by
 scripts/plot_results.py; kept apart so that file stays about its plots."""

@@ -26,9 +26,10 @@
 //    (bench/agent.cc): it needs MPI_THREAD_MULTIPLE underneath; while the
 //    target's main thread sits in a blocking MPI call, MPICH holds its
 //    mutex as that call polls, and the agent's probe waits for the handoff
-//    (25-40 us per remote operation where MPI takes about 1); an idle agent
-//    that naps between probes took 5-9% of a core; and with its probes
-//    running beside the main thread, MPICH 4.0.2's own PSCW on windows
+//    (tens of times what MPI itself takes per remote operation); an idle
+//    agent that napped between probes took a few percent of a core; and
+//    with its probes running beside the main thread, MPICH 4.0.2's own PSCW
+//    on windows
 //    spanning nodes hung in MPI_Win_start in 3 of 30 runs of tests/diff's
 //    pscw_ring (0 of 30 when the agent probed once a second).
 //  - A thread per process with TCP links of its own (agent_link.h): what is
@@ -36,10 +37,10 @@
 //    thread level and the agent never contends with MPI; it sleeps in
 //    epoll_wait until a request comes, so an idle agent costs nothing; the
 //    endpoints are exchanged over MPI once, at MPI_Init. The price: the
-//    remote hop is the kernel's TCP, not MPI's transport (about 11-14 us
-//    per round trip between two processes of this 2-core VM, where MPICH's
-//    UCX, between "nodes" of the simulated splits, uses shared memory and
-//    takes about 1; across hosts both are TCP here). And MPI's own progress
+//    remote hop is the kernel's TCP, not MPI's transport: on the simulated
+//    splits, where MPICH's UCX uses shared memory between "nodes", a round
+//    trip takes about ten times MPI's; across hosts over TCP the two are
+//    alike (bench/results/agent_oddeven.md). And MPI's own progress
 //    is not driven: MPI's locks and the operations the shim passes to MPI
 //    still need the target to call MPI.
 // One thread per process rather than per node: each applies updates to

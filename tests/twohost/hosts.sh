@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Two simulated hosts on this one machine, for running MPI jobs across a real
 # (virtual) network rather than MPICH's simulated node splits, where every
-# rank still shares memory, /dev/shm and PIDs (issue 18):
+# rank still shares memory, /dev/shm and PIDs:
 #   host a and host b: each its own network, UTS (hostname rmhosta/rmhostb),
 #     mount (a fresh tmpfs on /dev/shm, its own /proc, an /etc/hosts naming
 #     the hosts) and PID namespace, held by one long-lived "holder" process

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The two-host tier (issue 18): runs the differential programs of tests/diff
+# The two-host tier: runs the differential programs of tests/diff
 # and the rma_fuzz seeds of tests/fuzz across two simulated hosts on this
 # machine (hosts.sh: separate network, UTS, IPC, mount (/dev/shm, /proc) and
 # PID namespaces, UCX over TCP on a veth pair), on 2 ranks (1+1) and 4 ranks
