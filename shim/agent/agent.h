@@ -29,9 +29,8 @@
 //    (tens of times what MPI itself takes per remote operation); an idle
 //    agent that napped between probes took a few percent of a core; and
 //    with its probes running beside the main thread, MPICH 4.0.2's own PSCW
-//    on windows
-//    spanning nodes hung in MPI_Win_start in 3 of 30 runs of tests/diff's
-//    pscw_ring (0 of 30 when the agent probed once a second).
+//    on windows spanning nodes hung in MPI_Win_start in 3 of 30 runs of
+//    tests/diff's pscw_ring (0 of 30 when the agent probed once a second).
 //  - A thread per process with TCP links of its own (agent_link.h): what is
 //    built. It makes no MPI call at all, so MPI keeps the application's
 //    thread level and the agent never contends with MPI; it sleeps in
