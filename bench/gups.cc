@@ -83,7 +83,7 @@ Pass Apply(Engine engine, Update kind, MPI_Win win,
   const double deadline = t0 + budget_s;
   // Reading the clock costs about as much as one update of the floor, or
   // of the shim: every engine reads it once per 64 updates (the same
-  // pattern; native MPICH overshoots its budget by 64 updates, ~0.1 ms).
+  // pattern; native MPICH overshoots its budget by 64 of its updates).
   const long check_every = 64;
   auto done = [&](long u) {
     return updates >= 0 ? u == updates

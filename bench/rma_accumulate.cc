@@ -119,8 +119,8 @@ void FloorAccumulate(T* __restrict target, const T* __restrict origin,
 }
 
 // Fetching: the old values in one copy, then the loop. At memory speed that
-// beats one loop storing result and target (1 MiB float: ~100 us against
-// ~120 us on the 2-core VM); Open MPI's osc/sm fetches the same way.
+// beats one loop storing result and target (by about a sixth at 1 MiB of
+// floats); Open MPI's osc/sm fetches the same way.
 template <typename T, typename Op>
 void FloorGetAccumulate(T* __restrict target, const T* __restrict origin,
                         T* __restrict result, size_t n) {

@@ -236,7 +236,7 @@ int MPI_Accumulate(const void* origin_addr, int origin_count,
                              target_rank, target_disp, target_count,
                              target_datatype, op, win);
   }
-  ManagedWindow* w = FindManagedHome(win);  // a miss: the Other path
+  ManagedWindow* w = FindManagedHome(win);  // a miss: AccumulateOneOrQueue
   if (w != nullptr && AccumulatesAtOnce(*w) &&
       TryWordAccumulate<LaneMiss::kDecline>(
           *w, origin_datatype, op, target_rank, target_disp, origin_addr)) {
@@ -297,7 +297,7 @@ int MPI_Rget_accumulate(const void* origin_addr, int origin_count,
 int MPI_Fetch_and_op(const void* origin_addr, void* result_addr,
                      MPI_Datatype datatype, int target_rank,
                      MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
-  ManagedWindow* w = FindManagedHome(win);  // a miss: the Other path
+  ManagedWindow* w = FindManagedHome(win);  // a miss: FetchAndOpInOrder
   if (w != nullptr && w->deferred.empty() &&
       TryWordFetchAndOp<LaneMiss::kInline>(*w, datatype, op, target_rank,
                                            target_disp, origin_addr,
@@ -311,7 +311,7 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr,
 int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
                          void* result_addr, MPI_Datatype datatype,
                          int target_rank, MPI_Aint target_disp, MPI_Win win) {
-  ManagedWindow* w = FindManagedHome(win);  // a miss: the Other path
+  ManagedWindow* w = FindManagedHome(win);  // a miss: CompareAndSwapInOrder
   if (w != nullptr && w->deferred.empty() &&
       TryWordCompareAndSwap<LaneMiss::kInline>(*w, datatype, target_rank,
                                                target_disp, origin_addr,

@@ -57,7 +57,8 @@ bool gate::PendingEntry::Poll() {
   }
 }
 
-bool ExclusiveShare::AcquireSlow(const AllShards& all, GateWord& target) {
+bool ExclusiveShare::AcquireThroughShards(const AllShards& all,
+                                          GateWord& target) {
   if (!threaded_ && hold_ != 0) {  // nested: the shards are held already
     hold_ += kHoldUnit;
     return EnterTarget(target);  // and the bias off (see OfferBias)

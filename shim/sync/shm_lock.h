@@ -266,7 +266,7 @@ class ExclusiveShare {
             [&] { return ShardsOpen(all); })) {
       return SettleBias(all) || waited;
     }
-    return AcquireSlow(all, target);
+    return AcquireThroughShards(all, target);
   }
   void Release(const AllShards& all, GateWord& target) {
     gate::Leave(target, gate::kBUnit);
@@ -372,7 +372,8 @@ class ExclusiveShare {
     solo_announcement_ =
         threaded_ || single_shard_ == nullptr ? nullptr : announcement_;
   }
-  [[gnu::noinline]] bool AcquireSlow(const AllShards& all, GateWord& target);
+  [[gnu::noinline]] bool AcquireThroughShards(const AllShards& all,
+                                              GateWord& target);
   static bool EnterShards(const AllShards& all);
   static void LeaveShards(const AllShards& all);
   bool EnterThreaded(const AllShards& all);

@@ -272,7 +272,8 @@ TypeRef Child(int elem, int elements, long max_span, int depth, Rng& rng) {
   return RandomType(elem, elements, max_span, depth, rng);
 }
 
-TypeRef TryRandom(int elem, int k, long max_span, int depth, Rng& rng) {
+[[nodiscard]] TypeRef TryRandom(int elem, int k, long max_span, int depth,
+                                Rng& rng) {
   auto t = std::make_shared<TypeNode>();
   t->elem = elem;
   const std::vector<int> divs = Divisors(k);
