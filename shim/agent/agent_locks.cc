@@ -7,7 +7,8 @@ namespace rmashim {
 
 bool AgentLocks::Request(const AgentLockRequest& r) {
   ManagedWindow& w = *r.window;
-  Waiter waiter{.request = r};
+  Waiter waiter;
+  waiter.request = r;
   switch (r.kind) {
     case AgentLockKind::kShared:
       waiter.steps.emplace_back(w.lock_words(r.target).lock, gate::kAUnit,

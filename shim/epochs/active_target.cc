@@ -58,23 +58,23 @@ void ConsumePost(ManagedWindow& w, int target) {
   s.direct = true;  // PSCW here is the shared-memory one
 }
 
-int ShmFence(ManagedWindow& w, int assert) {
+Verdict ShmFence(ManagedWindow& w, int assert) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  const int rc = FlushPassedThrough(w, Completion::kRemote);
+  const Verdict flushed = FlushPassedThrough(w, Completion::kRemote);
   // With nothing before and nothing after, the fence orders nothing.
   const bool noop =
       (assert& MPI_MODE_NOPRECEDE) && (assert& MPI_MODE_NOSUCCEED);
   if (!noop) NodeBarrier(w);
   w.SetEpoch((assert& MPI_MODE_NOSUCCEED) ? AccessEpoch::kNone
                                           : AccessEpoch::kFence);
-  return rc;
+  return flushed;
 }
 
-int ShmPost(ManagedWindow& w, MPI_Group group, int assert) {
-  if (w.pscw.exposed) return MPI_ERR_RMA_SYNC;
+Verdict ShmPost(ManagedWindow& w, MPI_Group group, int assert) {
+  if (w.pscw.exposed) return Verdict::Error(MPI_ERR_RMA_SYNC);
   const std::vector<int> origins = w.ToWindowRanks(group);
   for (int o : origins) {
-    if (o == MPI_UNDEFINED) return MPI_ERR_GROUP;
+    if (o == MPI_UNDEFINED) return Verdict::Error(MPI_ERR_GROUP);
   }
   // Local stores to the window happen before any origin's access.
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -87,13 +87,13 @@ int ShmPost(ManagedWindow& w, MPI_Group group, int assert) {
   }
   w.pscw.expected_completes += origins.size();
   w.pscw.exposed = true;
-  return MPI_SUCCESS;
+  return Verdict::Served();
 }
 
-int ShmStart(ManagedWindow& w, MPI_Group group, int assert) {
+Verdict ShmStart(ManagedWindow& w, MPI_Group group, int assert) {
   std::vector<int> targets = w.ToWindowRanks(group);
   for (int t : targets) {
-    if (t == MPI_UNDEFINED) return MPI_ERR_GROUP;
+    if (t == MPI_UNDEFINED) return Verdict::Error(MPI_ERR_GROUP);
   }
   StateGuard guard(w.state_mutex);
   for (int t : targets) {
@@ -103,12 +103,12 @@ int ShmStart(ManagedWindow& w, MPI_Group group, int assert) {
   w.pscw.access_group = std::move(targets);
   w.pscw.access_nocheck = (assert& MPI_MODE_NOCHECK) != 0;
   w.SetEpoch(AccessEpoch::kPscw);
-  return MPI_SUCCESS;
+  return Verdict::Served();
 }
 
-int ShmComplete(ManagedWindow& w) {
-  if (w.epoch != AccessEpoch::kPscw) return MPI_ERR_RMA_SYNC;
-  const int rc = FlushPassedThrough(w, Completion::kRemote);
+Verdict ShmComplete(ManagedWindow& w) {
+  if (w.epoch != AccessEpoch::kPscw) return Verdict::Error(MPI_ERR_RMA_SYNC);
+  const Verdict flushed = FlushPassedThrough(w, Completion::kRemote);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   for (int t : w.pscw.access_group) {
     AwaitPost(w, t);  // a target we never accessed must still have posted
@@ -119,11 +119,11 @@ int ShmComplete(ManagedWindow& w) {
   }
   w.pscw.access_group.clear();
   w.SetEpoch(AccessEpoch::kNone);
-  return rc;
+  return flushed;
 }
 
-int ShmWait(ManagedWindow& w) {
-  if (!w.pscw.exposed) return MPI_ERR_RMA_SYNC;
+Verdict ShmWait(ManagedWindow& w) {
+  if (!w.pscw.exposed) return Verdict::Error(MPI_ERR_RMA_SYNC);
   std::atomic<uint64_t>& completes = w.header(w.rank()).completes;
   Backoff backoff;
   while (completes.load(std::memory_order_acquire) <
@@ -131,11 +131,11 @@ int ShmWait(ManagedWindow& w) {
     backoff.Wait();
   }
   w.pscw.exposed = false;
-  return MPI_SUCCESS;
+  return Verdict::Served();
 }
 
-int ShmTest(ManagedWindow& w, int* flag) {
-  if (!w.pscw.exposed) return MPI_ERR_RMA_SYNC;
+Verdict ShmTest(ManagedWindow& w, int* flag) {
+  if (!w.pscw.exposed) return Verdict::Error(MPI_ERR_RMA_SYNC);
   *flag = w.header(w.rank()).completes.load(std::memory_order_acquire) >=
           w.pscw.expected_completes;
   if (*flag) {
@@ -143,7 +143,7 @@ int ShmTest(ManagedWindow& w, int* flag) {
   } else {
     DriveProgress();  // a polling target must still serve MPI operations
   }
-  return MPI_SUCCESS;
+  return Verdict::Served();
 }
 
 }  // namespace rmashim

@@ -34,13 +34,14 @@ inline void AwaitPost(ManagedWindow& w, int target) {
 // node-local half of an MPI fence that MPI_MODE_NOPRECEDE lets MPI skip.
 void NodeBarrier(ManagedWindow& w);
 
-// Each returns an MPI error code; errors are raised by the caller.
-int ShmFence(ManagedWindow& w, int assert);
-int ShmPost(ManagedWindow& w, MPI_Group group, int assert);
-int ShmStart(ManagedWindow& w, MPI_Group group, int assert);
-int ShmComplete(ManagedWindow& w);
-int ShmWait(ManagedWindow& w);
-int ShmTest(ManagedWindow& w, int* flag);
+// Each returns its verdict (windows/verdict.h); the caller ends the call
+// with it (FinishSync).
+Verdict ShmFence(ManagedWindow& w, int assert);
+Verdict ShmPost(ManagedWindow& w, MPI_Group group, int assert);
+Verdict ShmStart(ManagedWindow& w, MPI_Group group, int assert);
+Verdict ShmComplete(ManagedWindow& w);
+Verdict ShmWait(ManagedWindow& w);
+Verdict ShmTest(ManagedWindow& w, int* flag);
 
 }  // namespace rmashim
 

@@ -1,19 +1,21 @@
-// The one place a put, get or accumulate-family call on a managed window
-// ends once its full path (wrap_rma.cc's MoveDirect, accumulate.h's
-// *Direct) gave its verdict (verdict.h): the profile's count, the request
-// handle of a served request-based call, an error raised on the window's
-// handler, or the call handed to MPI with the reason counted. The inline
-// fast paths that serve the common case end in their own few instructions
-// (wrap_rma.cc, wrap_accumulate.cc) and count with CountServed.
+// The one place a call on a managed window ends once its full path gave
+// its verdict (windows/verdict.h). FinishCall ends put, get and the
+// accumulate family (wrap_rma.cc's MoveDirect, accumulate.h's *Direct):
+// the profile's count, the request handle of a served request-based call,
+// an error raised on the window's handler, or the call handed to MPI with
+// the reason counted. FinishSync ends locks, flushes, fence and PSCW. The
+// inline fast paths that serve the common case end in their own few
+// instructions (wrap_rma.cc, wrap_accumulate.cc, wrap_sync.cc,
+// wrap_flush.cc) and count with CountServed where they count.
 #ifndef RMASHIM_SHIM_INTERCEPT_FINISH_CALL_H_
 #define RMASHIM_SHIM_INTERCEPT_FINISH_CALL_H_
 
 #include <mpi.h>
 
-#include "shim/move/verdict.h"
 #include "shim/process/runtime.h"
 #include "shim/profile/profile.h"
 #include "shim/windows/passthrough.h"
+#include "shim/windows/verdict.h"
 #include "shim/windows/window.h"
 
 namespace rmashim {
@@ -42,13 +44,22 @@ int FinishCall(ManagedWindow& w, int target, Verdict v, const Profiled& what,
       }
       if (request != nullptr) *request = kCompletedRequest;
     }
-    return RaiseOnWindow(w.app_win(), v.rc());
+    return v.raised() ? v.rc() : RaiseOnWindow(w.app_win(), v.rc());
   }
   if (counted) {
     CountOp(w.profile, what.kind, w.reach(target), what.count, what.type);
     if (w.target(target).node_local()) CountFallback(w.profile, v.why());
   }
   return PassThrough(w, target, mpi);
+}
+
+// Ends a synchronization call on `w` with verdict `v`, which never passes
+// through (the shim calls MPI's synchronization itself where MPI takes
+// part): MPI_SUCCESS, an error MPI raised already, or one raised now on
+// the window's handler.
+inline int FinishSync(const ManagedWindow& w, Verdict v) {
+  if (v.ok() || v.raised()) return v.rc();
+  return RaiseOnWindow(w.app_win(), v.rc());
 }
 
 }  // namespace rmashim

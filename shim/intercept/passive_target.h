@@ -20,11 +20,6 @@ inline void FenceAll() {
   t_unfenced_stores = false;
 }
 
-// Raises `code` on the application's window (its error handler decides).
-inline int Fail(const ManagedWindow& w, int code) {
-  return RaiseOnWindow(w.app_win(), code);
-}
-
 }  // namespace rmashim
 
 #endif  // RMASHIM_SHIM_INTERCEPT_PASSIVE_TARGET_H_

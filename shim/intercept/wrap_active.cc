@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "shim/epochs/active_target.h"
+#include "shim/intercept/finish_call.h"
 #include "shim/process/runtime.h"
 #include "shim/sync/mpi_pscw.h"
 #include "shim/windows/passthrough.h"
@@ -20,16 +21,17 @@ using namespace rmashim;  // NOLINT: wrappers below only forward
 
 namespace {
 
-int MpiFence(ManagedWindow& w, int assert) {
+Verdict MpiFence(ManagedWindow& w, int assert) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   // What went to MPI is complete before MPI's fence returns (mpi_flush.h).
   if (w.epoch == AccessEpoch::kFence) {
     StateGuard guard(w.state_mutex);
-    if (const int rc = FlushPassedThroughEndpoints(w)) return rc;
+    if (const Verdict v = FlushPassedThroughEndpoints(w); !v.ok()) return v;
   }
-  if (const int rc = w.CloseMpiPassiveEpoch()) return rc;
-  const int rc = PMPI_Win_fence(assert, w.app_win());
-  if (rc != MPI_SUCCESS) return rc;
+  if (const Verdict v = w.CloseMpiPassiveEpoch(); !v.ok()) return v;
+  if (const int rc = PMPI_Win_fence(assert, w.app_win())) {
+    return Verdict::Raised(rc);
+  }
   const bool opens_epoch = (assert& MPI_MODE_NOSUCCEED) == 0;
   // With MPI_MODE_NOPRECEDE MPI may skip its barrier; direct copies of the
   // new epoch must still wait until every node-local target has fenced.
@@ -37,7 +39,7 @@ int MpiFence(ManagedWindow& w, int assert) {
     NodeBarrier(w);
   }
   w.SetEpoch(opens_epoch ? AccessEpoch::kFence : AccessEpoch::kNone);
-  return MPI_SUCCESS;
+  return Verdict::Served();
 }
 
 // MPI's PSCW on a window spanning nodes: the targets of this start that
@@ -63,6 +65,17 @@ void OpenMpiAccessGroup(ManagedWindow& w, const std::vector<int>& targets) {
   }
 }
 
+// ... and its end, at MPI's complete.
+void CloseMpiAccessGroup(ManagedWindow& w) {
+  StateGuard guard(w.state_mutex);
+  for (int t : w.pscw.access_group) {
+    w.locks[t].in_access_group = false;
+    w.locks[t].direct = false;
+  }
+  w.pscw.access_group.clear();
+  w.SetEpoch(AccessEpoch::kNone);
+}
+
 // MPI_COMM_WORLD's ranks of window ranks `ranks`, for PostMatching; false
 // if one is not in the window.
 bool ToWorldRanks(const ManagedWindow& w, const std::vector<int>& ranks,
@@ -77,24 +90,26 @@ bool ToWorldRanks(const ManagedWindow& w, const std::vector<int>& ranks,
 
 // MPI's post and start with the shim matching posts to starts (mpi_pscw.h).
 // MpiPost notes the exposure epoch once MPI's post has opened it.
-int MpiPost(ManagedWindow& w, MPI_Group group, int assert) {
+Verdict MpiPost(ManagedWindow& w, MPI_Group group, int assert) {
   PostMatching& posts = w.pscw.mpi_posts;
   if (!posts.matches(assert)) {
     const int rc = PMPI_Win_post(group, assert, w.app_win());
     if (rc == MPI_SUCCESS) w.pscw.exposed = true;
-    return rc;
+    return Verdict::Raised(rc);
   }
   std::vector<int> origins;
   if (!ToWorldRanks(w, w.ToWindowRanks(group), &origins)) {
-    return RaiseOnWindow(w.app_win(), MPI_ERR_GROUP);
+    return Verdict::Error(MPI_ERR_GROUP);
   }
-  const int rc = PMPI_Win_post(group, assert | MPI_MODE_NOCHECK, w.app_win());
-  if (rc != MPI_SUCCESS) return rc;
+  if (const int rc =
+          PMPI_Win_post(group, assert | MPI_MODE_NOCHECK, w.app_win())) {
+    return Verdict::Raised(rc);
+  }
   w.pscw.exposed = true;
-  return RaiseOnWindow(w.app_win(), posts.Post(origins));
+  return Verdict::Error(posts.Post(origins));
 }
 
-int MpiStart(ManagedWindow& w, MPI_Group group, int assert) {
+Verdict MpiStart(ManagedWindow& w, MPI_Group group, int assert) {
   const std::vector<int> targets = w.ToWindowRanks(group);
   PostMatching& posts = w.pscw.mpi_posts;
   int rc = MPI_SUCCESS;
@@ -103,25 +118,69 @@ int MpiStart(ManagedWindow& w, MPI_Group group, int assert) {
   } else {
     std::vector<int> world_targets;
     if (!ToWorldRanks(w, targets, &world_targets)) {
-      return RaiseOnWindow(w.app_win(), MPI_ERR_GROUP);
+      return Verdict::Error(MPI_ERR_GROUP);
     }
     if (const int wait_rc = posts.AwaitPosts(world_targets)) {
-      return RaiseOnWindow(w.app_win(), wait_rc);
+      return Verdict::Error(wait_rc);
     }
     rc = PMPI_Win_start(group, assert | MPI_MODE_NOCHECK, w.app_win());
   }
   if (rc == MPI_SUCCESS) OpenMpiAccessGroup(w, targets);
-  return rc;
+  return Verdict::Raised(rc);
 }
 
-void CloseMpiAccessGroup(ManagedWindow& w) {
-  StateGuard guard(w.state_mutex);
-  for (int t : w.pscw.access_group) {
-    w.locks[t].in_access_group = false;
-    w.locks[t].direct = false;
+// MPI's complete, after what went to MPI has left (mpi_flush.h) and the
+// direct copies are published.
+Verdict MpiComplete(ManagedWindow& w) {
+  if (w.epoch == AccessEpoch::kPscw) {
+    StateGuard guard(w.state_mutex);
+    if (const Verdict v = FlushPassedThroughEndpoints(w); !v.ok()) return v;
   }
-  w.pscw.access_group.clear();
-  w.SetEpoch(AccessEpoch::kNone);
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // direct copies
+  const int rc = PMPI_Win_complete(w.app_win());
+  if (rc == MPI_SUCCESS) CloseMpiAccessGroup(w);
+  return Verdict::Raised(rc);
+}
+
+// MPI's wait or test (`flag` null for wait), then the exposure epoch's end
+// in the shim's post matching.
+Verdict MpiWaitOrTest(ManagedWindow& w, int* flag) {
+  const int rc = flag == nullptr ? PMPI_Win_wait(w.app_win())
+                                 : PMPI_Win_test(w.app_win(), flag);
+  if (rc != MPI_SUCCESS || (flag != nullptr && !*flag)) {
+    return Verdict::Raised(rc);
+  }
+  w.pscw.exposed = false;
+  return Verdict::Error(w.pscw.mpi_posts.FinishPosts());
+}
+
+// The checks of MPI_Win_fence, then the fence of the window's kind.
+Verdict Fence(ManagedWindow& w, int assert) {
+  if (!ValidAssert(assert, kFenceAsserts)) return Verdict::Error(MPI_ERR_ARG);
+  // Nor during an exposure epoch (post without wait), as in MPICH.
+  if (!w.may_start_epoch() || w.pscw.exposed) {
+    return Verdict::Error(MPI_ERR_RMA_SYNC);
+  }
+  return w.locks_in_shm() ? ShmFence(w, assert) : MpiFence(w, assert);
+}
+
+Verdict Start(ManagedWindow& w, MPI_Group group, int assert) {
+  if (!ValidAssert(assert, kStartAsserts)) return Verdict::Error(MPI_ERR_ARG);
+  if (!w.may_start_epoch()) return Verdict::Error(MPI_ERR_RMA_SYNC);
+  if (w.locks_in_shm()) return ShmStart(w, group, assert);
+  if (const Verdict v = w.CloseMpiPassiveEpoch(); !v.ok()) return v;
+  return MpiStart(w, group, assert);
+}
+
+Verdict Post(ManagedWindow& w, MPI_Group group, int assert) {
+  if (!w.locks_in_shm()) {  // MPI's PSCW; the shim still tracks exposure
+    if (!IsPassive(w.epoch)) {
+      if (const Verdict v = w.CloseMpiPassiveEpoch(); !v.ok()) return v;
+    }
+    return MpiPost(w, group, assert);
+  }
+  if (!ValidAssert(assert, kPostAsserts)) return Verdict::Error(MPI_ERR_ARG);
+  return ShmPost(w, group, assert);
 }
 
 }  // namespace
@@ -131,86 +190,44 @@ extern "C" {
 int MPI_Win_fence(int assert, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kFence);
-  if (w == nullptr) return PMPI_Win_fence(assert, win);
-  if (!ValidAssert(assert, kFenceAsserts))
-    return RaiseOnWindow(win, MPI_ERR_ARG);
-  // Nor during an exposure epoch (post without wait), as in MPICH.
-  if (!w->may_start_epoch() || w->pscw.exposed) {
-    return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
-  }
-  return w->locks_in_shm() ? RaiseOnWindow(win, ShmFence(*w, assert))
-                           : MpiFence(*w, assert);
+  return w ? FinishSync(*w, Fence(*w, assert)) : PMPI_Win_fence(assert, win);
 }
 
 int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kStart);
-  if (w == nullptr) return PMPI_Win_start(group, assert, win);
-  if (!ValidAssert(assert, kStartAsserts))
-    return RaiseOnWindow(win, MPI_ERR_ARG);
-  if (!w->may_start_epoch()) return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
-  if (w->locks_in_shm()) {
-    return RaiseOnWindow(win, ShmStart(*w, group, assert));
-  }
-  if (const int rc = w->CloseMpiPassiveEpoch()) return rc;
-  return MpiStart(*w, group, assert);
+  return w ? FinishSync(*w, Start(*w, group, assert))
+           : PMPI_Win_start(group, assert, win);
 }
 
 int MPI_Win_complete(MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kComplete);
   if (w == nullptr) return PMPI_Win_complete(win);
-  if (w->locks_in_shm()) return RaiseOnWindow(win, ShmComplete(*w));
-  // What went to MPI leaves before MPI's complete returns (mpi_flush.h).
-  if (w->epoch == AccessEpoch::kPscw) {
-    StateGuard guard(w->state_mutex);
-    if (const int rc = FlushPassedThroughEndpoints(*w)) return rc;
-  }
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // direct copies
-  const int rc = PMPI_Win_complete(win);
-  if (rc == MPI_SUCCESS) CloseMpiAccessGroup(*w);
-  return rc;
+  return FinishSync(*w, w->locks_in_shm() ? ShmComplete(*w) : MpiComplete(*w));
 }
 
 int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kPost);
-  if (w == nullptr) return PMPI_Win_post(group, assert, win);
-  if (!w->locks_in_shm()) {  // MPI's PSCW; the shim still tracks exposure
-    if (!IsPassive(w->epoch)) {
-      if (const int rc = w->CloseMpiPassiveEpoch()) return rc;
-    }
-    return MpiPost(*w, group, assert);
-  }
-  if (!ValidAssert(assert, kPostAsserts))
-    return RaiseOnWindow(win, MPI_ERR_ARG);
-  return RaiseOnWindow(win, ShmPost(*w, group, assert));
+  return w ? FinishSync(*w, Post(*w, group, assert))
+           : PMPI_Win_post(group, assert, win);
 }
 
 int MPI_Win_wait(MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kWait);
   if (w == nullptr) return PMPI_Win_wait(win);
-  if (!w->locks_in_shm()) {
-    const int rc = PMPI_Win_wait(win);
-    if (rc != MPI_SUCCESS) return rc;
-    w->pscw.exposed = false;
-    return RaiseOnWindow(win, w->pscw.mpi_posts.FinishPosts());
-  }
-  return RaiseOnWindow(win, ShmWait(*w));
+  return FinishSync(
+      *w, w->locks_in_shm() ? ShmWait(*w) : MpiWaitOrTest(*w, nullptr));
 }
 
 int MPI_Win_test(MPI_Win win, int* flag) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kTest);
   if (w == nullptr) return PMPI_Win_test(win, flag);
-  if (!w->locks_in_shm()) {
-    const int rc = PMPI_Win_test(win, flag);
-    if (rc != MPI_SUCCESS || !*flag) return rc;
-    w->pscw.exposed = false;
-    return RaiseOnWindow(win, w->pscw.mpi_posts.FinishPosts());
-  }
-  return RaiseOnWindow(win, ShmTest(*w, flag));
+  return FinishSync(
+      *w, w->locks_in_shm() ? ShmTest(*w, flag) : MpiWaitOrTest(*w, flag));
 }
 
 }  // extern "C"

@@ -10,6 +10,7 @@
 #include "shim/agent/agent.h"
 #include "shim/base/direct_stores.h"
 #include "shim/base/spin_wait.h"
+#include "shim/intercept/finish_call.h"
 #include "shim/intercept/passive_target.h"
 #include "shim/move/accumulate.h"
 #include "shim/process/runtime.h"
@@ -31,28 +32,27 @@ using FlushFn = int (*)(int, MPI_Win);
 
 // Completes what this process issued to `rank`: direct copies are complete
 // already; MPI operations are completed by `flush` on the window they used.
-int FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
+Verdict FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
   if (rank < MPI_PROC_NULL || rank >= w.comm_size()) {
-    return Fail(w, MPI_ERR_RANK);
+    return Verdict::Error(MPI_ERR_RANK);
   }
-  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
-  if (!InPassiveEpochWith(w, rank)) return Fail(w, MPI_ERR_RMA_SYNC);
+  if (rank == MPI_PROC_NULL) return Verdict::Served();
+  if (!InPassiveEpochWith(w, rank)) return Verdict::Error(MPI_ERR_RMA_SYNC);
   CompleteDeferred(w);
   PublishDirectStores();
   // Updates sent to the target's agent are complete at the origin already.
   if (flush == PMPI_Win_flush) {
-    if (const int rc = AgentFlush(w, rank)) return Fail(w, rc);
+    if (const int rc = AgentFlush(w, rank)) return Verdict::Error(rc);
   }
   StateGuard guard(w.state_mutex);
   TargetLockState& state = w.locks[rank];
   if (!w.target(rank).node_local() || state.mpi_ops_pending) {
-    const int rc = flush(rank, w.app_win());
-    if (rc != MPI_SUCCESS) return rc;  // MPI called the handler
+    if (const int rc = flush(rank, w.app_win())) return Verdict::Raised(rc);
     if (flush == PMPI_Win_flush) state.mpi_ops_pending = false;
   } else if (!w.locks_in_shm()) {
     DriveProgressNowAndThen();
   }
-  return MPI_SUCCESS;
+  return Verdict::Served();
 }
 
 // The common flushes, inlined into MPI_Win_flush and MPI_Win_flush_local
@@ -99,7 +99,7 @@ inline bool NodeLocalFlushApplies(const ManagedWindow& w, int rank) {
                                  FlushFn flush) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), kind);
-  return w ? FlushTarget(*w, rank, flush) : flush(rank, win);
+  return w ? FinishSync(*w, FlushTarget(*w, rank, flush)) : flush(rank, win);
 }
 
 // MPI_Win_flush and MPI_Win_flush_local: a plain window's flush; else a
@@ -122,17 +122,25 @@ inline bool NodeLocalFlushApplies(const ManagedWindow& w, int rank) {
 
 // MPI_Win_flush_all and MPI_Win_flush_local_all: direct copies are complete
 // already; what went to MPI is flushed target by target (FlushPassedThrough).
-int FlushAllTargets(ManagedWindow& w, Completion completion) {
-  if (!IsPassive(w.epoch)) {
-    return Fail(w, MPI_ERR_RMA_SYNC);
-  }
+Verdict FlushAllTargets(ManagedWindow& w, Completion completion) {
+  if (!IsPassive(w.epoch)) return Verdict::Error(MPI_ERR_RMA_SYNC);
   CompleteDeferred(w);
   PublishDirectStores();
   if (completion == Completion::kRemote) {
-    if (const int rc = AgentFlushAll(w)) return Fail(w, rc);
+    if (const int rc = AgentFlushAll(w)) return Verdict::Error(rc);
   }
   StateGuard guard(w.state_mutex);
-  return FlushPassedThrough(w, completion);  // MPI raised any error
+  return FlushPassedThrough(w, completion);
+}
+
+Verdict Sync(ManagedWindow& w) {
+  // Only inside a passive-target epoch, as MPICH checks (MPI's own lock_all
+  // epoch on a single-node window's MPI window is not the application's).
+  if (!IsPassive(w.epoch)) return Verdict::Error(MPI_ERR_RMA_SYNC);
+  CompleteDeferred(w);
+  FenceAll();  // the window is unified: a fence is all it takes
+  return w.locks_in_shm() ? Verdict::Served()
+                          : Verdict::Raised(PMPI_Win_sync(w.app_win()));
 }
 
 }  // namespace
@@ -153,28 +161,21 @@ int MPI_Win_flush_local(int rank, MPI_Win win) {
 int MPI_Win_flush_all(MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kFlushAll);
-  return w ? FlushAllTargets(*w, Completion::kRemote) : PMPI_Win_flush_all(win);
+  return w ? FinishSync(*w, FlushAllTargets(*w, Completion::kRemote))
+           : PMPI_Win_flush_all(win);
 }
 
 int MPI_Win_flush_local_all(MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kFlushLocalAll);
-  return w ? FlushAllTargets(*w, Completion::kLocal)
+  return w ? FinishSync(*w, FlushAllTargets(*w, Completion::kLocal))
            : PMPI_Win_flush_local_all(win);
 }
 
 int MPI_Win_sync(MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kSync);
-  if (w == nullptr) return PMPI_Win_sync(win);
-  // Only inside a passive-target epoch, as MPICH checks (MPI's own lock_all
-  // epoch on a single-node window's MPI window is not the application's).
-  if (!IsPassive(w->epoch)) {
-    return Fail(*w, MPI_ERR_RMA_SYNC);
-  }
-  CompleteDeferred(*w);
-  FenceAll();  // the window is unified: a fence is all it takes
-  return w->locks_in_shm() ? MPI_SUCCESS : PMPI_Win_sync(win);
+  return w ? FinishSync(*w, Sync(*w)) : PMPI_Win_sync(win);
 }
 
 }  // extern "C"

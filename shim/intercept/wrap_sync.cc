@@ -17,6 +17,7 @@
 #include "shim/agent/agent.h"
 #include "shim/base/direct_stores.h"
 #include "shim/base/spin_wait.h"
+#include "shim/intercept/finish_call.h"
 #include "shim/intercept/passive_target.h"
 #include "shim/move/accumulate.h"
 #include "shim/process/runtime.h"
@@ -105,15 +106,16 @@ void MarkUnlocked(ManagedWindow& w, TargetLockState& state) {
   return true;
 }
 
-int Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
+Verdict Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
   if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE) {
-    return Fail(w, MPI_ERR_ARG);  // what MPICH reports (not MPI_ERR_LOCKTYPE)
+    // What MPICH reports (not MPI_ERR_LOCKTYPE).
+    return Verdict::Error(MPI_ERR_ARG);
   }
   if (rank < MPI_PROC_NULL || rank >= w.comm_size()) {
-    return Fail(w, MPI_ERR_RANK);
+    return Verdict::Error(MPI_ERR_RANK);
   }
-  if (!ValidAssert(assert, kLockAsserts)) return Fail(w, MPI_ERR_ARG);
-  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  if (!ValidAssert(assert, kLockAsserts)) return Verdict::Error(MPI_ERR_ARG);
+  if (rank == MPI_PROC_NULL) return Verdict::Served();
   // One read of the epoch: under MPI_THREAD_MULTIPLE another thread's
   // unlock of its last lock may turn kLock into kNone between two reads,
   // and a check that saw kLock first and kNone second would fail a valid
@@ -122,14 +124,15 @@ int Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
   if (!(epoch == AccessEpoch::kNone || epoch == AccessEpoch::kFence ||
         epoch == AccessEpoch::kLock) ||
       w.locks[rank].mode != LockMode::kNone) {
-    return Fail(w, MPI_ERR_RMA_SYNC);
+    return Verdict::Error(MPI_ERR_RMA_SYNC);
   }
   const bool nocheck = (assert& MPI_MODE_NOCHECK) != 0;
   if (!w.lock_gates()) {
-    const int rc = PMPI_Win_lock(lock_type, rank, assert, w.app_win());
-    if (rc != MPI_SUCCESS) return rc;
+    if (const int rc = PMPI_Win_lock(lock_type, rank, assert, w.app_win())) {
+      return Verdict::Raised(rc);
+    }
   } else {
-    if (const int rc = w.OpenMpiPassiveEpoch()) return rc;  // MPI raised it
+    if (const Verdict v = w.OpenMpiPassiveEpoch(); !v.ok()) return v;
     if (nocheck) {
     } else if (w.target(rank).node_local()) {
       AcquireCounted(w.profile, [&] {
@@ -139,24 +142,30 @@ int Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
                                       w.lock_words(rank));
       });
     } else if (const int rc = AgentLock(w, rank, AgentLockKindOf(lock_type))) {
-      return Fail(w, rc);
+      return Verdict::Error(rc);
     }
   }
   StateGuard guard(w.state_mutex);  // taken after spinning, never during
   // After a fence that opened an epoch: every other target's byte cleared.
   if (GivesEveryTarget(w.epoch)) w.SetEpoch(AccessEpoch::kNone);
   MarkLocked(w, w.locks[rank], lock_type, nocheck);
-  return MPI_SUCCESS;
+  return Verdict::Served();
 }
 
-int Unlock(ManagedWindow& w, int rank) {
+// The first failure of an epoch's end; the later steps still run (the
+// lock is released whatever MPI said of a flush).
+void KeepFirstFailure(Verdict& first, Verdict next) {
+  if (first.ok()) first = next;
+}
+
+Verdict Unlock(ManagedWindow& w, int rank) {
   if (rank < MPI_PROC_NULL || rank >= w.comm_size()) {
-    return Fail(w, MPI_ERR_RANK);
+    return Verdict::Error(MPI_ERR_RANK);
   }
-  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  if (rank == MPI_PROC_NULL) return Verdict::Served();
   TargetLockState& state = w.locks[rank];
   if (w.epoch != AccessEpoch::kLock || state.mode == LockMode::kNone) {
-    return Fail(w, MPI_ERR_RMA_SYNC);
+    return Verdict::Error(MPI_ERR_RMA_SYNC);
   }
   CompleteDeferred(w);
   // Releasing the lock word publishes the stores by itself on x86.
@@ -170,24 +179,24 @@ int Unlock(ManagedWindow& w, int rank) {
   const bool released_by_agent =
       w.locks_via_agent() && !state.nocheck && !w.target(rank).node_local();
   if (!released_by_agent) {
-    if (const int rc = AgentFlush(w, rank)) return Fail(w, rc);
+    if (const int rc = AgentFlush(w, rank)) return Verdict::Error(rc);
   }
   StateGuard guard(w.state_mutex);
-  int rc = MPI_SUCCESS;
+  Verdict result = Verdict::Served();
   if (!w.lock_gates()) {
-    rc = PMPI_Win_unlock(rank, w.app_win());
+    result = Verdict::Raised(PMPI_Win_unlock(rank, w.app_win()));
   } else {
     if (state.mpi_ops_pending) {
-      rc = PMPI_Win_flush(rank, w.app_win());
+      result = Verdict::Raised(PMPI_Win_flush(rank, w.app_win()));
     }
     if (state.nocheck) {
     } else if (!w.target(rank).node_local()) {  // after its operations
-      const int released =
-          AgentUnlock(w, rank,
-                      AgentLockKindOf(state.mode == LockMode::kShared
-                                          ? MPI_LOCK_SHARED
-                                          : MPI_LOCK_EXCLUSIVE));
-      if (rc == MPI_SUCCESS && released != MPI_SUCCESS) rc = Fail(w, released);
+      KeepFirstFailure(result,
+                       Verdict::Error(AgentUnlock(
+                           w, rank,
+                           AgentLockKindOf(state.mode == LockMode::kShared
+                                               ? MPI_LOCK_SHARED
+                                               : MPI_LOCK_EXCLUSIVE))));
     } else {
       if (state.mode == LockMode::kShared) {
         ReleaseShared(w.lock_words(rank));
@@ -201,7 +210,7 @@ int Unlock(ManagedWindow& w, int rank) {
     if (!w.locks_in_shm()) DriveProgressNowAndThen();
   }
   MarkUnlocked(w, state);
-  return rc;
+  return result;
 }
 
 // Every other lock and unlock: timed for the profile, checked in full.
@@ -210,27 +219,27 @@ int Unlock(ManagedWindow& w, int rank) {
                                 MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kLock);
-  return w ? Lock(*w, lock_type, rank, assert)
+  return w ? FinishSync(*w, Lock(*w, lock_type, rank, assert))
            : PMPI_Win_lock(lock_type, rank, assert, win);
 }
 
 [[gnu::noinline]] int UnlockTimed(int rank, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kUnlock);
-  return w ? Unlock(*w, rank) : PMPI_Win_unlock(rank, win);
+  return w ? FinishSync(*w, Unlock(*w, rank)) : PMPI_Win_unlock(rank, win);
 }
 
-int LockAll(ManagedWindow& w, int assert) {
-  if (!ValidAssert(assert, kLockAsserts)) return Fail(w, MPI_ERR_ARG);
-  if (!w.may_start_epoch()) return Fail(w, MPI_ERR_RMA_SYNC);
+Verdict LockAll(ManagedWindow& w, int assert) {
+  if (!ValidAssert(assert, kLockAsserts)) return Verdict::Error(MPI_ERR_ARG);
+  if (!w.may_start_epoch()) return Verdict::Error(MPI_ERR_RMA_SYNC);
   w.lock_all_nocheck = (assert& MPI_MODE_NOCHECK) != 0;
   if (!w.lock_gates()) {
     const int rc = LocksAllTargetsInOrder(w.comm_size(), w.lock_all_nocheck)
                        ? LockEveryTargetShared(w.app_win(), w.comm_size())
                        : PMPI_Win_lock_all(assert, w.app_win());
-    if (rc != MPI_SUCCESS) return rc;
-  } else if (const int rc = w.OpenMpiPassiveEpoch()) {
-    return rc;  // MPI raised it
+    if (rc != MPI_SUCCESS) return Verdict::Raised(rc);
+  } else if (const Verdict v = w.OpenMpiPassiveEpoch(); !v.ok()) {
+    return v;
   } else if (!w.lock_all_nocheck) {
     bool own_taken = false;
     const auto lock_own_node = [&] {
@@ -248,15 +257,15 @@ int LockAll(ManagedWindow& w, int assert) {
       lock_own_node();
     } else if (const int rc = AgentLockAll(w, lock_own_node)) {
       if (own_taken) ReleaseAll(w.own_all_shard());  // no bias off one node
-      return Fail(w, rc);
+      return Verdict::Error(rc);
     }
   }
   w.SetEpoch(AccessEpoch::kLockAll);
-  return MPI_SUCCESS;
+  return Verdict::Served();
 }
 
-int UnlockAll(ManagedWindow& w) {
-  if (w.epoch != AccessEpoch::kLockAll) return Fail(w, MPI_ERR_RMA_SYNC);
+Verdict UnlockAll(ManagedWindow& w) {
+  if (w.epoch != AccessEpoch::kLockAll) return Verdict::Error(MPI_ERR_RMA_SYNC);
   CompleteDeferred(w);
   if (w.lock_all_biased) {
     PublishDirectStores();  // before the plain release store below
@@ -265,24 +274,23 @@ int UnlockAll(ManagedWindow& w) {
   } else {
     FenceAll();
   }
-  if (const int rc = AgentFlushAll(w)) return Fail(w, rc);
+  if (const int rc = AgentFlushAll(w)) return Verdict::Error(rc);
   StateGuard guard(w.state_mutex);
-  int rc = MPI_SUCCESS;
+  Verdict result = Verdict::Served();
   if (!w.lock_gates()) {
-    rc = LocksAllTargetsInOrder(w.comm_size(), w.lock_all_nocheck)
-             ? UnlockEveryTarget(w.app_win(), w.comm_size())
-             : PMPI_Win_unlock_all(w.app_win());
+    result = Verdict::Raised(
+        LocksAllTargetsInOrder(w.comm_size(), w.lock_all_nocheck)
+            ? UnlockEveryTarget(w.app_win(), w.comm_size())
+            : PMPI_Win_unlock_all(w.app_win()));
   } else {
-    rc = FlushPassedThrough(w, Completion::kRemote);
+    result = FlushPassedThrough(w, Completion::kRemote);
     if (w.lock_all_nocheck) {
     } else if (w.lock_all_biased) {
       ReleaseAllBiased(w.own_lock_all_visible());
     } else {
       ReleaseAll(w.own_all_shard());
       if (w.locks_via_agent()) {
-        const int released = AgentUnlockAll(w);
-        if (rc == MPI_SUCCESS && released != MPI_SUCCESS)
-          rc = Fail(w, released);
+        KeepFirstFailure(result, Verdict::Error(AgentUnlockAll(w)));
       }
     }
     w.lock_all_biased = false;
@@ -290,7 +298,7 @@ int UnlockAll(ManagedWindow& w) {
   }
   ClearPending(w);
   w.SetEpoch(AccessEpoch::kNone);
-  return rc;
+  return result;
 }
 
 }  // namespace
@@ -340,12 +348,13 @@ int MPI_Win_unlock(int rank, MPI_Win win) {
 int MPI_Win_lock_all(int assert, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kLockAll);
-  return w ? LockAll(*w, assert) : PMPI_Win_lock_all(assert, win);
+  return w ? FinishSync(*w, LockAll(*w, assert))
+           : PMPI_Win_lock_all(assert, win);
 }
 
 int MPI_Win_unlock_all(MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   SyncTimer timer(ProfileOf(win, w), SyncKind::kUnlockAll);
-  return w ? UnlockAll(*w) : PMPI_Win_unlock_all(win);
+  return w ? FinishSync(*w, UnlockAll(*w)) : PMPI_Win_unlock_all(win);
 }
 }  // extern "C"

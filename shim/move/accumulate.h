@@ -10,9 +10,9 @@
 #include "shim/atomics/striped_apply.h"
 #include "shim/base/direct_stores.h"
 #include "shim/move/access.h"
-#include "shim/move/verdict.h"
 #include "shim/sync/word_atomics.h"
 #include "shim/types/element_ops.h"
+#include "shim/windows/verdict.h"
 #include "shim/windows/window.h"
 
 namespace rmashim {

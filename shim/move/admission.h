@@ -11,8 +11,8 @@
 
 #include <optional>
 
-#include "shim/move/verdict.h"
 #include "shim/types/datatype.h"
+#include "shim/windows/verdict.h"
 #include "shim/windows/window.h"
 
 namespace rmashim {

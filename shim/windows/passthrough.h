@@ -7,6 +7,7 @@
 #include "shim/base/mpich_abi.h"
 #include "shim/process/runtime.h"
 #include "shim/sync/mpi_flush.h"
+#include "shim/windows/verdict.h"
 #include "shim/windows/window.h"
 
 namespace rmashim {
@@ -29,8 +30,8 @@ inline void NotePassedThrough(ManagedWindow& w, int target) {
 // MPI knows of on the application's window. Remote completion clears the
 // marks. Callers that may run beside other threads' operations on `w` hold
 // w.state_mutex.
-inline int FlushPassedThrough(ManagedWindow& w, Completion completion) {
-  if (!w.any_mpi_ops_pending) return MPI_SUCCESS;
+inline Verdict FlushPassedThrough(ManagedWindow& w, Completion completion) {
+  if (!w.any_mpi_ops_pending) return Verdict::Served();
   const int rc = FlushEachTarget(
       w.app_win(), w.comm_size(), completion,
       [&](int target) { return w.locks[target].mpi_ops_pending; },
@@ -42,24 +43,24 @@ inline int FlushPassedThrough(ManagedWindow& w, Completion completion) {
   if (rc == MPI_SUCCESS && completion == Completion::kRemote) {
     w.any_mpi_ops_pending = false;
   }
-  return rc;
+  return Verdict::Raised(rc);
 }
 
 // The same in MPI's fence and PSCW epochs on a window spanning nodes, where
 // MPI_Win_flush is erroneous: every target with operations passed to MPI
 // has its endpoint flushed (FlushEndpoint, mpi_flush.h), and MPI's own
 // fence or complete then finds them done. The marks are cleared.
-inline int FlushPassedThroughEndpoints(ManagedWindow& w) {
-  if (!w.any_mpi_ops_pending) return MPI_SUCCESS;
+inline Verdict FlushPassedThroughEndpoints(ManagedWindow& w) {
+  if (!w.any_mpi_ops_pending) return Verdict::Served();
   for (int target = 0; target < w.comm_size(); ++target) {
     if (!w.locks[target].mpi_ops_pending) continue;
     if (const int rc = FlushEndpoint(w.world_rank(target))) {
-      return RaiseOnWindow(w.app_win(), rc);
+      return Verdict::Error(rc);
     }
     w.locks[target].mpi_ops_pending = false;
   }
   w.any_mpi_ops_pending = false;
-  return MPI_SUCCESS;
+  return Verdict::Served();
 }
 
 // Hands one operation on `w` to MPI (`call`, with the application's

@@ -411,17 +411,17 @@ void ManagedWindow::JoinAgent(MPI_Comm comm) {
   PMPI_Barrier(comm);
 }
 
-int ManagedWindow::OpenMpiPassiveEpoch() {
-  if (holds_mpi_epoch_) return MPI_SUCCESS;
+Verdict ManagedWindow::OpenMpiPassiveEpoch() {
+  if (holds_mpi_epoch_) return Verdict::Served();
   const int rc = PMPI_Win_lock_all(MPI_MODE_NOCHECK, app_win_);
   holds_mpi_epoch_ = rc == MPI_SUCCESS;
-  return rc;
+  return Verdict::Raised(rc);
 }
 
-int ManagedWindow::CloseMpiPassiveEpoch() {
-  if (!holds_mpi_epoch_ || single_node_) return MPI_SUCCESS;
+Verdict ManagedWindow::CloseMpiPassiveEpoch() {
+  if (!holds_mpi_epoch_ || single_node_) return Verdict::Served();
   holds_mpi_epoch_ = false;
-  return PMPI_Win_unlock_all(app_win_);
+  return Verdict::Raised(PMPI_Win_unlock_all(app_win_));
 }
 
 ManagedWindow::~ManagedWindow() {

@@ -23,6 +23,7 @@
 #include "shim/windows/node_segments.h"
 #include "shim/windows/ptracer.h"
 #include "shim/windows/shared_user_memory.h"
+#include "shim/windows/verdict.h"
 
 namespace rmashim {
 
@@ -308,9 +309,9 @@ class ManagedWindow {
   // Windows whose locks are the agents' hold the application's window in an
   // MPI lock_all(MPI_MODE_NOCHECK) epoch from their first passive epoch (so
   // operations passed to MPI have one) until MPI's fence or PSCW needs the
-  // window out of it (wrap_active.cc).
-  int OpenMpiPassiveEpoch();
-  int CloseMpiPassiveEpoch();
+  // window out of it (wrap_active.cc). MPI raises what fails.
+  Verdict OpenMpiPassiveEpoch();
+  Verdict CloseMpiPassiveEpoch();
 
   // Operations the shim passes through to MPI go to the application's
   // window. On a single-node window the shim serves every epoch itself and
