@@ -424,6 +424,44 @@ TEST_F(RmaErrorsTest, OutOfRange) {
   });
 }
 
+// Request-based calls in a fence epoch: erroneous (only passive-target
+// epochs allow them, MPI-4.1 12.3.5), which native MPICH 4.0.2 does not
+// detect (it accepts them: tests/diff's errors program would differ), so
+// only the shim runs them.
+TEST_F(RmaErrorsTest, RequestBasedInFenceEpoch) {
+  const auto in_fence = [](auto call) {
+    return [call](MPI_Win w, int t, Buffers& b) {
+      MPI_Win_fence(0, w);
+      MPI_Request req = MPI_REQUEST_NULL;
+      const int rc = call(w, t, b, &req);
+      MPI_Win_fence(MPI_MODE_NOSUCCEED, w);
+      return rc;
+    };
+  };
+  Check({
+      {"MPI_Rput in a fence epoch", MPI_ERR_RMA_SYNC, false, Epoch::kCustom,
+       in_fence([](MPI_Win w, int t, Buffers& b, MPI_Request* req) {
+         return MPI_Rput(b.origin, 1, MPI_INT, t, 0, 1, MPI_INT, w, req);
+       })},
+      {"MPI_Rget in a fence epoch", MPI_ERR_RMA_SYNC, false, Epoch::kCustom,
+       in_fence([](MPI_Win w, int t, Buffers& b, MPI_Request* req) {
+         return MPI_Rget(b.result, 1, MPI_INT, t, 0, 1, MPI_INT, w, req);
+       })},
+      {"MPI_Raccumulate in a fence epoch", MPI_ERR_RMA_SYNC, false,
+       Epoch::kCustom,
+       in_fence([](MPI_Win w, int t, Buffers& b, MPI_Request* req) {
+         return MPI_Raccumulate(b.origin, 1, MPI_INT, t, 0, 1, MPI_INT, MPI_SUM,
+                                w, req);
+       })},
+      {"MPI_Rget_accumulate in a fence epoch", MPI_ERR_RMA_SYNC, false,
+       Epoch::kCustom,
+       in_fence([](MPI_Win w, int t, Buffers& b, MPI_Request* req) {
+         return MPI_Rget_accumulate(b.origin, 1, MPI_INT, b.result, 1, MPI_INT,
+                                    t, 0, 1, MPI_INT, MPI_SUM, w, req);
+       })},
+  });
+}
+
 // An accumulate to a target this origin has not locked, while it holds a
 // lock on another: native MPICH sends it anyway and later fails an
 // assertion, so only the shim runs it.

@@ -17,7 +17,7 @@ SYNCS = ["lock", "unlock", "lock_all", "unlock_all", "flush", "flush_local",
          "complete", "wait", "test"]
 FALLBACKS = ["unmanaged_flavor", "opted_out", "no_shared_memory",
              "shim_setup_failed", "multi_node_window",
-             "create_accumulate", "datatype"]
+             "create_accumulate", "datatype", "large_count"]
 LAYOUTS = ["node", "oddeven", "cliques3"]
 
 

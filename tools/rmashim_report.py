@@ -46,6 +46,11 @@ FALLBACKS = {
         "datatype not flattened: build it from one predefined type with "
         "contiguous/vector/indexed/struct constructors (not "
         "MPI_Type_create_darray)"),
+    "large_count": (
+        "count beyond int (MPI-4 _c call)",
+        "large-count calls (MPI_Put_c, ... with a count beyond int) go to "
+        "MPI: split such a transfer into calls of fewer than 2^31 elements, "
+        "or use a larger datatype"),
 }
 
 

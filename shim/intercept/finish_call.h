@@ -23,7 +23,7 @@ namespace rmashim {
 // What a call is, for the profile.
 struct Profiled {
   OpKind kind;
-  int count;
+  MPI_Count count;
   MPI_Datatype type;
 };
 

@@ -26,9 +26,6 @@ int FullPath(MPI_Win win, int target, MPI_Request* request, Profiled what,
     return mpi(win);
   }
   ApplyDeferred(*w);
-  if (request != nullptr && !RequestEpochOk(*w, target)) {
-    return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
-  }
   return FinishCall(*w, target, direct(*w), what, request, mpi);
 }
 
@@ -252,10 +249,11 @@ int MPI_Raccumulate(const void* origin_addr, int origin_count,
                     MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                     MPI_Request* request) {
-  return AccumulateFullPath({false, origin_addr, origin_count, origin_datatype,
-                             nullptr, 0, MPI_DATATYPE_NULL, target_rank,
-                             target_disp, target_count, target_datatype, op},
-                            win, request);
+  return AccumulateFullPath(
+      {false, origin_addr, origin_count, origin_datatype, nullptr, 0,
+       MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
+       target_datatype, op, Form::kRequest},
+      win, request);
 }
 
 int MPI_Get_accumulate(const void* origin_addr, int origin_count,
@@ -290,7 +288,7 @@ int MPI_Rget_accumulate(const void* origin_addr, int origin_count,
   return AccumulateFullPath(
       {true, origin_addr, origin_count, origin_datatype, result_addr,
        result_count, result_datatype, target_rank, target_disp, target_count,
-       target_datatype, op},
+       target_datatype, op, Form::kRequest},
       win, request);
 }
 

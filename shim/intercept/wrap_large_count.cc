@@ -1,19 +1,21 @@
 // MPI-4's large-count RMA calls (MPI_Put_c and the rest). Counts that fit
 // an int take the int-count wrappers, so they are served like any other
 // call. Larger ones go to MPI on the window's MPI window; on a managed
-// window the shim checks the target and the epoch first (MPI would accept
-// anything there: the shim keeps a single-node window's MPI window in a
-// lock_all epoch) and notes the target, so the next flush, unlock, fence
-// or complete completes them (passthrough.h). Without the note the shim's
-// flushes, which call MPI only for targets it handed operations to, would
-// return before they were done.
+// window the shim admits them first (AdmitLargeCount: the target, the
+// epoch and the range, which MPI would not check there: the shim keeps a
+// single-node window's MPI window in a lock_all epoch), and FinishCall
+// counts them with their reason and notes the target, so the next flush,
+// unlock, fence or complete completes them (passthrough.h). Without the
+// note the shim's flushes, which call MPI only for targets it handed
+// operations to, would return before they were done.
 #include <mpi.h>
 
 #include <climits>
 
-#include "shim/move/access.h"
+#include "shim/intercept/finish_call.h"
+#include "shim/move/admission.h"
 #include "shim/process/runtime.h"
-#include "shim/windows/passthrough.h"
+#include "shim/profile/profile.h"
 
 using namespace rmashim;  // NOLINT: wrappers below only forward
 
@@ -23,22 +25,22 @@ bool FitsInt(MPI_Count a, MPI_Count b = 0, MPI_Count c = 0) {
   return a <= INT_MAX && b <= INT_MAX && c <= INT_MAX;
 }
 
-// A call too large for the int forms: MPI's, after the shim's checks on a
-// managed window. `call` takes the MPI window to use.
+// A call too large for the int forms of `kind`, reaching `count` x `type`
+// at `disp` of `target`: MPI's, after the shim's admission on a managed
+// window. `call` takes the MPI window to use.
 template <typename Call>
-int LargeCall(MPI_Win win, int target, MPI_Aint disp, MPI_Request* request,
-              Call call) {
+int LargeCall(MPI_Win win, OpKind kind, Access access, int target,
+              MPI_Aint disp, MPI_Count count, MPI_Datatype type,
+              MPI_Request* request, Call call) {
   ManagedWindow* w = FindManaged(win);
-  if (w == nullptr) return call(win);
-  if (const int rc = CheckTargetArgs(*w, target, disp)) {
-    return RaiseOnWindow(win, rc);
+  if (w == nullptr) {
+    CountUnmanagedOp(win, kind, target, count, type);
+    return call(win);
   }
-  if (target == MPI_PROC_NULL) return call(w->app_win());
-  const bool epoch_ok = request != nullptr
-                            ? RequestEpochOk(*w, target)
-                            : CheckEpoch(*w, target) != EpochAccess::kNoEpoch;
-  if (!epoch_ok) return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
-  return PassThrough(*w, target, call);
+  const Form form = request != nullptr ? Form::kRequest : Form::kPlain;
+  return FinishCall(
+      *w, target, AdmitLargeCount(*w, access, form, target, disp, count, type),
+      {kind, count, type}, request, call);
 }
 
 }  // namespace
@@ -54,10 +56,13 @@ int MPI_Put_c(const void* origin_addr, MPI_Count origin_count,
                    target_rank, target_disp, static_cast<int>(target_count),
                    target_datatype, win);
   }
-  return LargeCall(win, target_rank, target_disp, nullptr, [&](MPI_Win used) {
-    return PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank,
-                      target_disp, target_count, target_datatype, used);
-  });
+  return LargeCall(win, OpKind::kPut, Access::kCopy, target_rank, target_disp,
+                   target_count, target_datatype, nullptr, [&](MPI_Win used) {
+                     return PMPI_Put_c(origin_addr, origin_count,
+                                       origin_datatype, target_rank,
+                                       target_disp, target_count,
+                                       target_datatype, used);
+                   });
 }
 
 int MPI_Get_c(void* origin_addr, MPI_Count origin_count,
@@ -69,10 +74,13 @@ int MPI_Get_c(void* origin_addr, MPI_Count origin_count,
                    target_rank, target_disp, static_cast<int>(target_count),
                    target_datatype, win);
   }
-  return LargeCall(win, target_rank, target_disp, nullptr, [&](MPI_Win used) {
-    return PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank,
-                      target_disp, target_count, target_datatype, used);
-  });
+  return LargeCall(win, OpKind::kGet, Access::kCopy, target_rank, target_disp,
+                   target_count, target_datatype, nullptr, [&](MPI_Win used) {
+                     return PMPI_Get_c(origin_addr, origin_count,
+                                       origin_datatype, target_rank,
+                                       target_disp, target_count,
+                                       target_datatype, used);
+                   });
 }
 
 int MPI_Rput_c(const void* origin_addr, MPI_Count origin_count,
@@ -86,11 +94,13 @@ int MPI_Rput_c(const void* origin_addr, MPI_Count origin_count,
                     static_cast<int>(target_count), target_datatype, win,
                     request);
   }
-  return LargeCall(win, target_rank, target_disp, request, [&](MPI_Win used) {
-    return PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank,
-                       target_disp, target_count, target_datatype, used,
-                       request);
-  });
+  return LargeCall(win, OpKind::kRput, Access::kCopy, target_rank, target_disp,
+                   target_count, target_datatype, request, [&](MPI_Win used) {
+                     return PMPI_Rput_c(origin_addr, origin_count,
+                                        origin_datatype, target_rank,
+                                        target_disp, target_count,
+                                        target_datatype, used, request);
+                   });
 }
 
 int MPI_Rget_c(void* origin_addr, MPI_Count origin_count,
@@ -104,11 +114,13 @@ int MPI_Rget_c(void* origin_addr, MPI_Count origin_count,
                     static_cast<int>(target_count), target_datatype, win,
                     request);
   }
-  return LargeCall(win, target_rank, target_disp, request, [&](MPI_Win used) {
-    return PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank,
-                       target_disp, target_count, target_datatype, used,
-                       request);
-  });
+  return LargeCall(win, OpKind::kRget, Access::kCopy, target_rank, target_disp,
+                   target_count, target_datatype, request, [&](MPI_Win used) {
+                     return PMPI_Rget_c(origin_addr, origin_count,
+                                        origin_datatype, target_rank,
+                                        target_disp, target_count,
+                                        target_datatype, used, request);
+                   });
 }
 
 int MPI_Accumulate_c(const void* origin_addr, MPI_Count origin_count,
@@ -121,11 +133,13 @@ int MPI_Accumulate_c(const void* origin_addr, MPI_Count origin_count,
                           static_cast<int>(target_count), target_datatype, op,
                           win);
   }
-  return LargeCall(win, target_rank, target_disp, nullptr, [&](MPI_Win used) {
-    return PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype,
-                             target_rank, target_disp, target_count,
-                             target_datatype, op, used);
-  });
+  return LargeCall(
+      win, OpKind::kAccumulate, Access::kUpdate, target_rank, target_disp,
+      target_count, target_datatype, nullptr, [&](MPI_Win used) {
+        return PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype,
+                                 target_rank, target_disp, target_count,
+                                 target_datatype, op, used);
+      });
 }
 
 int MPI_Raccumulate_c(const void* origin_addr, MPI_Count origin_count,
@@ -139,11 +153,13 @@ int MPI_Raccumulate_c(const void* origin_addr, MPI_Count origin_count,
                            static_cast<int>(target_count), target_datatype, op,
                            win, request);
   }
-  return LargeCall(win, target_rank, target_disp, request, [&](MPI_Win used) {
-    return PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype,
-                              target_rank, target_disp, target_count,
-                              target_datatype, op, used, request);
-  });
+  return LargeCall(
+      win, OpKind::kRaccumulate, Access::kUpdate, target_rank, target_disp,
+      target_count, target_datatype, request, [&](MPI_Win used) {
+        return PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype,
+                                  target_rank, target_disp, target_count,
+                                  target_datatype, op, used, request);
+      });
 }
 
 int MPI_Get_accumulate_c(const void* origin_addr, MPI_Count origin_count,
@@ -159,12 +175,14 @@ int MPI_Get_accumulate_c(const void* origin_addr, MPI_Count origin_count,
         target_rank, target_disp, static_cast<int>(target_count),
         target_datatype, op, win);
   }
-  return LargeCall(win, target_rank, target_disp, nullptr, [&](MPI_Win used) {
-    return PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype,
-                                 result_addr, result_count, result_datatype,
-                                 target_rank, target_disp, target_count,
-                                 target_datatype, op, used);
-  });
+  return LargeCall(
+      win, OpKind::kGetAccumulate, Access::kUpdate, target_rank, target_disp,
+      target_count, target_datatype, nullptr, [&](MPI_Win used) {
+        return PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype,
+                                     result_addr, result_count, result_datatype,
+                                     target_rank, target_disp, target_count,
+                                     target_datatype, op, used);
+      });
 }
 
 int MPI_Rget_accumulate_c(const void* origin_addr, MPI_Count origin_count,
@@ -180,12 +198,14 @@ int MPI_Rget_accumulate_c(const void* origin_addr, MPI_Count origin_count,
         target_rank, target_disp, static_cast<int>(target_count),
         target_datatype, op, win, request);
   }
-  return LargeCall(win, target_rank, target_disp, request, [&](MPI_Win used) {
-    return PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype,
-                                  result_addr, result_count, result_datatype,
-                                  target_rank, target_disp, target_count,
-                                  target_datatype, op, used, request);
-  });
+  return LargeCall(
+      win, OpKind::kRgetAccumulate, Access::kUpdate, target_rank, target_disp,
+      target_count, target_datatype, request, [&](MPI_Win used) {
+        return PMPI_Rget_accumulate_c(
+            origin_addr, origin_count, origin_datatype, result_addr,
+            result_count, result_datatype, target_rank, target_disp,
+            target_count, target_datatype, op, used, request);
+      });
 }
 
 }  // extern "C"

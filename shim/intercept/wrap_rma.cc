@@ -38,7 +38,7 @@ struct Transfer {
 // MPI_Win_create memory of another process), or MPI's with the reason: a
 // target on another node, MPI's PSCW on a window spanning nodes, a
 // cross-memory layout that is not plain byte ranges.
-Verdict MoveDirect(ManagedWindow& w, const Transfer& x) {
+Verdict MoveDirect(ManagedWindow& w, const Transfer& x, Form form) {
   Layout origin_layout, target_layout;
   if (!DescribeBuiltin(x.origin_count, x.origin_type, &origin_layout)) {
     if (const int rc =
@@ -55,8 +55,8 @@ Verdict MoveDirect(ManagedWindow& w, const Transfer& x) {
       return Verdict::Error(rc);
     }
   }
-  if (const auto ends = Admit(w, Access::kCopy, x.target, x.disp, target_layout,
-                              origin_layout.bytes)) {
+  if (const auto ends = Admit(w, Access::kCopy, form, x.target, x.disp,
+                              target_layout, origin_layout.bytes)) {
     return *ends;
   }
   const Target& t = w.target(x.target);
@@ -129,14 +129,14 @@ Verdict MoveDirect(ManagedWindow& w, const Transfer& x) {
   const OpKind kind = x.dir == Direction::kPut
                           ? (request ? OpKind::kRput : OpKind::kPut)
                           : (request ? OpKind::kRget : OpKind::kGet);
+  const Form form = request != nullptr ? Form::kRequest : Form::kPlain;
   ManagedWindow* w = FindManaged(win);
   if (w != nullptr) {
-    if (request != nullptr && !RequestEpochOk(*w, x.target)) {
-      return RaiseOnWindow(win, MPI_ERR_RMA_SYNC);
-    }
+    // The lane says yes only where Admit would.
     MPI_Aint bytes = 0;
     std::byte* addr = nullptr;
-    if (FastAddress(*w, w->comm_size(), x.origin, x.origin_count, x.origin_type,
+    if (FormAllowedInEpoch(*w, form) &&
+        FastAddress(*w, w->comm_size(), x.origin, x.origin_count, x.origin_type,
                     x.target, x.disp, x.target_count, x.target_type, &bytes,
                     &addr)) {
       if (request != nullptr) *request = kCompletedRequest;
@@ -164,7 +164,7 @@ Verdict MoveDirect(ManagedWindow& w, const Transfer& x) {
                           x.disp, x.target_count, x.target_type, used);
   };
   if (w == nullptr) return mpi(win);
-  return FinishCall(*w, x.target, MoveDirect(*w, x),
+  return FinishCall(*w, x.target, MoveDirect(*w, x, form),
                     {kind, x.origin_count, x.origin_type}, request, mpi);
 }
 

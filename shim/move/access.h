@@ -20,11 +20,16 @@ inline int CheckTargetArgs(const ManagedWindow& w, int target, MPI_Aint disp) {
   return MPI_SUCCESS;
 }
 
-// Request-based operations are only valid in passive-target epochs
-// (MPI-3 11.3.5), but one to MPI_PROC_NULL is a no-op that succeeds and
-// returns a completed request in any epoch, as in MPICH.
-inline bool RequestEpochOk(const ManagedWindow& w, int target) {
-  return target == MPI_PROC_NULL || IsPassive(w.epoch);
+// A call's form: MPI_Put, MPI_Accumulate, ... or their request-based
+// MPI_Rput, MPI_Raccumulate, ...
+enum class Form : uint8_t { kPlain, kRequest };
+
+// Whether the current epoch allows a call of `form`: request-based
+// operations are only valid in passive-target epochs (MPI-3 11.3.5). (One
+// to MPI_PROC_NULL is a no-op that succeeds and returns a completed request
+// in any epoch, as in MPICH: Admit decides that first.)
+inline bool FormAllowedInEpoch(const ManagedWindow& w, Form form) {
+  return form == Form::kPlain || IsPassive(w.epoch);
 }
 
 // Whether this process's current epoch lets it access `target` directly.

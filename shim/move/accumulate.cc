@@ -128,7 +128,8 @@ Verdict AccumulateDirect(ManagedWindow& w, const AccumulateCall& c) {
   const bool same_result =
       !fetching || (c.result != nullptr && c.result_type == c.target_type &&
                     c.result_count == c.target_count);
-  if (same_origin && same_result &&
+  // The lane says yes only where Admit would.
+  if (same_origin && same_result && FormAllowedInEpoch(w, c.form) &&
       TryFastRun(w, c.target_type, c.target_count, c.op, c.target, c.disp,
                  c.origin, fetching ? c.result : nullptr)) {
     return Verdict::Served();
@@ -179,7 +180,7 @@ Verdict AccumulateDirect(ManagedWindow& w, const AccumulateCall& c) {
     return Verdict::Error(MPI_ERR_TYPE);
   }
   if (const auto ends =
-          Admit(w, Access::kUpdate, c.target, c.disp, target_layout)) {
+          Admit(w, Access::kUpdate, c.form, c.target, c.disp, target_layout)) {
     return *ends;
   }
   if (flat.elements == 0) return Verdict::Served();
@@ -242,7 +243,8 @@ Verdict FetchAndOpDirect(ManagedWindow& w, const void* origin, void* result,
   }
   const ElementOp* e = nullptr;
   if ((rc = FindElementOp(type, op, &e))) return Verdict::Error(rc);
-  if (const auto ends = Admit(w, Access::kUpdate, target, disp, layout))
+  if (const auto ends =
+          Admit(w, Access::kUpdate, Form::kPlain, target, disp, layout))
     return *ends;
   static constexpr ElementRun kOneElement{0, 1};
   return Verdict::Error(ApplyUpdate(
@@ -265,7 +267,8 @@ Verdict CompareAndSwapDirect(ManagedWindow& w, const void* origin,
   }
   if (rc == MPI_SUCCESS) rc = FindCompareSwap(type, &cas);
   if (rc != MPI_SUCCESS) return Verdict::Error(rc);
-  if (const auto ends = Admit(w, Access::kUpdate, target, disp, layout))
+  if (const auto ends =
+          Admit(w, Access::kUpdate, Form::kPlain, target, disp, layout))
     return *ends;
   const Target& t = w.target(target);
   const auto* o = static_cast<const std::byte*>(origin);

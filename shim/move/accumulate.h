@@ -30,6 +30,7 @@ struct AccumulateCall {
   int target_count = 0;
   MPI_Datatype target_type = MPI_DATATYPE_NULL;
   MPI_Op op = MPI_OP_NULL;
+  Form form = Form::kPlain;  // kRequest: MPI_Raccumulate, MPI_Rget_accumulate
 };
 
 // The family's fast path, inlined into each wrapper: `count` elements of

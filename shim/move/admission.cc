@@ -34,13 +34,15 @@ bool HoldsExclusive(const ManagedWindow& w, int target) {
          w.locks[target].mode == LockMode::kExclusive;
 }
 
-std::optional<Verdict> Admit(ManagedWindow& w, Access access, int target,
-                             MPI_Aint disp, const Layout& target_layout,
+std::optional<Verdict> Admit(ManagedWindow& w, Access access, Form form,
+                             int target, MPI_Aint disp,
+                             const Layout& target_layout,
                              MPI_Aint origin_bytes) {
   if (const int rc = CheckTargetArgs(w, target, disp)) {
     return Verdict::Error(rc);
   }
   if (target == MPI_PROC_NULL) return Verdict::Served();
+  if (!FormAllowedInEpoch(w, form)) return Verdict::Error(MPI_ERR_RMA_SYNC);
   const EpochAccess epoch = CheckEpoch(w, target);
   if (epoch == EpochAccess::kNoEpoch) return Verdict::Error(MPI_ERR_RMA_SYNC);
   // MPI's PSCW on a window spanning nodes: an accumulate goes to MPI at
@@ -96,6 +98,24 @@ std::optional<Verdict> Admit(ManagedWindow& w, Access access, int target,
     return AdmittedAfterPassedThrough(w, target);
   }
   return Verdict::PassThrough(Fallback::kMultiNodeWindow);
+}
+
+Verdict AdmitLargeCount(ManagedWindow& w, Access access, Form form, int target,
+                        MPI_Aint disp, MPI_Count count, MPI_Datatype type) {
+  if (const int rc = CheckTargetArgs(w, target, disp)) {
+    return Verdict::Error(rc);
+  }
+  if (target == MPI_PROC_NULL)
+    return Verdict::PassThrough(Fallback::kLargeCount);
+  Layout layout;
+  if (const int rc = DescribeLayout(count, type, &layout)) {
+    return Verdict::Error(rc);
+  }
+  if (const auto ends =
+          Admit(w, access, form, target, disp, layout, layout.bytes)) {
+    return *ends;
+  }
+  return Verdict::PassThrough(Fallback::kLargeCount);
 }
 
 }  // namespace rmashim

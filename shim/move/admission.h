@@ -11,6 +11,7 @@
 
 #include <optional>
 
+#include "shim/move/access.h"
 #include "shim/types/datatype.h"
 #include "shim/windows/verdict.h"
 #include "shim/windows/window.h"
@@ -28,19 +29,28 @@ enum class Access : uint8_t {
 // no stripes).
 bool HoldsExclusive(const ManagedWindow& w, int target);
 
-// std::nullopt: the shim moves the data of a call to `target` at `disp`
-// laid out as `target_layout` (for kCopy, `origin_bytes` is the origin
-// side's size, which must equal the target's: MPI-3 11.3). Otherwise the
-// call's verdict: MPI_ERR_RANK / MPI_ERR_DISP, a no-op (MPI_PROC_NULL, no
-// bytes), MPI_ERR_RMA_SYNC outside an epoch that gives access,
-// MPI_ERR_TYPE, MPI_ERR_RMA_RANGE (for remote targets too: MPI would
-// corrupt memory), or MPI's: a remote target of a put or get, in MPI's PSCW
-// on a window spanning nodes a target that is not a node-local one of the
-// start (CheckEpoch), an accumulate on such a window that another origin's
-// MPI accumulate could meet.
-std::optional<Verdict> Admit(ManagedWindow& w, Access access, int target,
-                             MPI_Aint disp, const Layout& target_layout,
+// std::nullopt: the shim moves the data of a call of `form` to `target` at
+// `disp` laid out as `target_layout` (for kCopy, `origin_bytes` is the
+// origin side's size, which must equal the target's: MPI-3 11.3).
+// Otherwise the call's verdict: MPI_ERR_RANK / MPI_ERR_DISP, a no-op
+// (MPI_PROC_NULL, no bytes), MPI_ERR_RMA_SYNC outside an epoch that gives
+// access (for a request-based call, outside a passive one), MPI_ERR_TYPE,
+// MPI_ERR_RMA_RANGE (for remote targets too: MPI would corrupt memory), or
+// MPI's: a remote target of a put or get, in MPI's PSCW on a window
+// spanning nodes a target that is not a node-local one of the start
+// (CheckEpoch), an accumulate on such a window that another origin's MPI
+// accumulate could meet.
+std::optional<Verdict> Admit(ManagedWindow& w, Access access, Form form,
+                             int target, MPI_Aint disp,
+                             const Layout& target_layout,
                              MPI_Aint origin_bytes = 0);
+
+// The same for MPI-4's large-count forms with a count beyond int
+// (wrap_large_count.cc): `count` x `type` at the target. The shim checks
+// them as Admit does, then MPI moves them (Fallback::kLargeCount; to
+// MPI_PROC_NULL too, so that MPI checks the datatypes).
+Verdict AdmitLargeCount(ManagedWindow& w, Access access, Form form, int target,
+                        MPI_Aint disp, MPI_Count count, MPI_Datatype type);
 
 }  // namespace rmashim
 

@@ -48,12 +48,13 @@ constexpr FallbackNames kFallbackNames[] = {
     {"shim_setup_failed", "shim's window setup failed (table full, ...)"},
     {"multi_node_window", "window spans nodes (accumulate/PSCW rule)"},
     {"create_accumulate", "accumulate on MPI_Win_create memory"},
-    {"datatype", "datatype not flattened"}};
+    {"datatype", "datatype not flattened"},
+    {"large_count", "count beyond int (MPI-4 _c call)"}};
 static_assert(std::size(kFallbackNames) == size_t(Fallback::kCount));
 
 const char* Name(Fallback f) { return kFallbackNames[int(f)].text; }
 
-uint64_t PayloadBytes(int count, MPI_Datatype type) {
+uint64_t PayloadBytes(MPI_Count count, MPI_Datatype type) {
   if (count <= 0) return 0;
   if (IsBuiltinType(type)) return uint64_t(count) * BuiltinTypeSize(type);
   int size = 0;
@@ -63,7 +64,7 @@ uint64_t PayloadBytes(int count, MPI_Datatype type) {
   return uint64_t(count) * uint64_t(size);
 }
 
-void RecordUnmanagedOp(MPI_Win win, OpKind kind, int target, int count,
+void RecordUnmanagedOp(MPI_Win win, OpKind kind, int target, MPI_Count count,
                        MPI_Datatype type) {
   WindowProfile* p = UnmanagedProfile(win);
   if (p == nullptr || target == MPI_PROC_NULL) return;

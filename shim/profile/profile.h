@@ -59,6 +59,7 @@ enum class Fallback : uint8_t {
   kCreateAccumulate,  // (kept in the schema; no longer given: MPI_Win_create
                       // memory is shared or reached by cross-memory attach)
   kDatatype,          // layout the shim does not flatten (darray, ...)
+  kLargeCount,        // MPI-4 large-count call with a count beyond int
   kCount
 };
 
@@ -160,21 +161,21 @@ inline void CountFallback(WindowProfile* p, Fallback why) {
 }
 
 // Bytes of `count` x `type` (0 for invalid input).
-uint64_t PayloadBytes(int count, MPI_Datatype type);
+uint64_t PayloadBytes(MPI_Count count, MPI_Datatype type);
 
 // Counts one operation of `count` x `type` (bytes computed only when
 // profiling).
-inline void CountOp(WindowProfile* p, OpKind kind, Reach reach, int count,
+inline void CountOp(WindowProfile* p, OpKind kind, Reach reach, MPI_Count count,
                     MPI_Datatype type) {
   if (p != nullptr) CountOp(p, kind, reach, PayloadBytes(count, type));
 }
 
 // The same for a window the shim does not manage: node-local operations on
 // it are counted as fallbacks too. Inline, so profiling off costs one branch.
-void RecordUnmanagedOp(MPI_Win win, OpKind kind, int target, int count,
+void RecordUnmanagedOp(MPI_Win win, OpKind kind, int target, MPI_Count count,
                        MPI_Datatype type);
-inline void CountUnmanagedOp(MPI_Win win, OpKind kind, int target, int count,
-                             MPI_Datatype type) {
+inline void CountUnmanagedOp(MPI_Win win, OpKind kind, int target,
+                             MPI_Count count, MPI_Datatype type) {
   if (g_profiler.on()) RecordUnmanagedOp(win, kind, target, count, type);
 }
 inline WindowProfile* UnmanagedProfile(MPI_Win win) {

@@ -2,6 +2,7 @@
 // and the MPI-4 _c functions throughout: byte counts may exceed 2 GiB).
 #include "shim/types/datatype.h"
 
+#include <climits>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -82,9 +83,11 @@ int UnpackBytes(const void* in, MPI_Aint bytes, void* buf, int count,
                        outbuf.type(), PackComm());
 }
 
-int DescribeLayout(int count, MPI_Datatype type, Layout* out) {
+int DescribeLayout(MPI_Count count, MPI_Datatype type, Layout* out) {
   if (count < 0) return MPI_ERR_COUNT;
-  if (DescribeBuiltin(count, type, out)) return MPI_SUCCESS;
+  if (count <= INT_MAX && DescribeBuiltin(static_cast<int>(count), type, out)) {
+    return MPI_SUCCESS;
+  }
   if (type == MPI_DATATYPE_NULL) return MPI_ERR_TYPE;
   MPI_Count size = 0;
   MPI_Count packed = 0;  // MPI_Pack_size rejects uncommitted types

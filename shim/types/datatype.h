@@ -40,7 +40,7 @@ int UnpackBytes(const void* in, MPI_Aint bytes, void* buf, int count,
 // Fills `out` for `count` elements of `type`; returns an MPI error code
 // (MPI_ERR_COUNT, MPI_ERR_TYPE: also for an uncommitted derived type) for
 // bad input.
-int DescribeLayout(int count, MPI_Datatype type, Layout* out);
+int DescribeLayout(MPI_Count count, MPI_Datatype type, Layout* out);
 
 // MPI_ERR_BUFFER for a NULL buffer holding data of a predefined type (a
 // derived type may address absolute memory from MPI_BOTTOM, which is NULL).

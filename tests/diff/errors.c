@@ -95,6 +95,24 @@ static void RunCases(ctx_t* c) {
        MPI_Compare_and_swap(&one, &cmp, r, MPI_INT32_T, right, 0, win));
   CASE(c, "no epoch: rput",
        MPI_Rput(b, 1, MPI_INT32_T, right, 0, 1, MPI_INT32_T, win, &req));
+  /* Request-based calls: their arguments are checked before the epoch. */
+  CASE(c, "no epoch: rput MPI_DATATYPE_NULL",
+       MPI_Rput(b, 1, MPI_DATATYPE_NULL, right, 0, 1, MPI_INT32_T, win, &req));
+  CASE(c, "no epoch: rput to rank size",
+       MPI_Rput(b, 1, MPI_INT32_T, n, 0, 1, MPI_INT32_T, win, &req));
+  CASE(c, "no epoch: rget count -1",
+       MPI_Rget(r, -1, MPI_INT32_T, right, 0, 1, MPI_INT32_T, win, &req));
+  CASE(c, "no epoch: rget disp -1",
+       MPI_Rget(r, 1, MPI_INT32_T, right, -1, 1, MPI_INT32_T, win, &req));
+  CASE(c, "no epoch: raccumulate MPI_OP_NULL",
+       MPI_Raccumulate(b, 1, MPI_INT32_T, right, 0, 1, MPI_INT32_T, MPI_OP_NULL,
+                       win, &req));
+  CASE(c, "no epoch: raccumulate MPI_DATATYPE_NULL",
+       MPI_Raccumulate(b, 1, MPI_DATATYPE_NULL, right, 0, 1, MPI_INT32_T,
+                       MPI_SUM, win, &req));
+  CASE(c, "no epoch: rget_accumulate to rank -5",
+       MPI_Rget_accumulate(b, 1, MPI_INT32_T, r, 1, MPI_INT32_T, -5, 0, 1,
+                           MPI_INT32_T, MPI_SUM, win, &req));
   CASE(c, "no epoch: unlock", MPI_Win_unlock(right, win));
   CASE(c, "no epoch: unlock_all", MPI_Win_unlock_all(win));
   CASE(c, "no epoch: flush", MPI_Win_flush(right, win));
