@@ -111,13 +111,11 @@ dart_ret_t TransferTyped(Dir dir, const dart_gptr_t& g, void* local,
   if (dart_ret_t rc = Resolve(g, r.layout.lo, r.layout.hi, &w)) return rc;
   if (nelem == 0) return DART_OK;
   if (w.path == Path::kCrossMemory) {
-    int rc = MPI_SUCCESS;
-    if (CrossMemoryTransfer(
-            dir == Dir::kPut, w.pid, w.addr,
-            {w.addr, static_cast<int>(r.count), r.type.mpi, r.layout},
-            {local, static_cast<int>(l.count), l.type.mpi, l.layout}, &rc)) {
-      return FromMpi(rc);
-    }
+    const Verdict v = CrossMemoryTransfer(
+        dir == Dir::kPut, w.pid, w.addr,
+        {w.addr, static_cast<int>(r.count), r.type.mpi, r.layout},
+        {local, static_cast<int>(l.count), l.type.mpi, l.layout});
+    if (!v.passes_through()) return FromMpi(v.rc());
     // A layout cross-memory attach cannot express: MPI moves it.
   } else if (w.path == Path::kMapped) {
     if (!(l.layout.dense && r.layout.dense) &&

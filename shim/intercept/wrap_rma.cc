@@ -33,12 +33,47 @@ struct Transfer {
   MPI_Datatype target_type;
 };
 
-// The full path of a put or get on a managed window: every check, then one
-// copy to or from a node-local target (through cross-memory attach for
-// MPI_Win_create memory of another process), or MPI's with the reason: a
-// target on another node, MPI's PSCW on a window spanning nodes, a
-// cross-memory layout that is not plain byte ranges.
+// The common case in a few instructions, inlined into MPI_Put and MPI_Get:
+// one predefined type on both sides, equal counts, a node-local target
+// mapped here in an epoch that gives access. Sets the target address and
+// `*bytes`; false sends the call through MoveDirect's full checks
+// (everything else, and every error).
+// `ranks`: the targets it may serve (DirectWordBelow).
+[[gnu::always_inline]] inline bool FastAddress(
+    const ManagedWindow& w, int ranks, const void* origin, int count,
+    MPI_Datatype origin_type, int target, MPI_Aint disp, int target_count,
+    MPI_Datatype target_type, MPI_Aint* bytes, std::byte** addr) {
+  if (origin_type != target_type || count != target_count ||
+      !IsBuiltinType(origin_type) || origin == nullptr) {
+    return false;
+  }
+  // Negative and zero counts, and zero-size types, end up <= 0.
+  *bytes = static_cast<MPI_Aint>(count) * BuiltinTypeSize(origin_type);
+  return *bytes > 0 && DirectWordBelow(w, ranks, target, disp, *bytes, addr);
+}
+
+// The full path of a put or get on a managed window: the inline path's
+// test first (calls the inline path leaves here: profiled windows, the
+// request-based forms); else every check, then one copy to or from a
+// node-local target (through cross-memory attach for MPI_Win_create memory
+// of another process), or MPI's with the reason: a target on another node,
+// MPI's PSCW on a window spanning nodes, a cross-memory layout that is not
+// plain byte ranges.
 Verdict MoveDirect(ManagedWindow& w, const Transfer& x, Form form) {
+  MPI_Aint bytes = 0;
+  std::byte* addr = nullptr;
+  // Says yes only where Admit would.
+  if (FormAllowedInEpoch(w, form) &&
+      FastAddress(w, w.comm_size(), x.origin, x.origin_count, x.origin_type,
+                  x.target, x.disp, x.target_count, x.target_type, &bytes,
+                  &addr)) {
+    const bool put = x.dir == Direction::kPut;
+    CopyBytes(put ? static_cast<void*>(addr) : x.origin,
+              put ? static_cast<const void*>(x.origin) : addr,
+              static_cast<size_t>(bytes));
+    NoteDirectStores();
+    return Verdict::Served();
+  }
   Layout origin_layout, target_layout;
   if (!DescribeBuiltin(x.origin_count, x.origin_type, &origin_layout)) {
     if (const int rc =
@@ -61,56 +96,21 @@ Verdict MoveDirect(ManagedWindow& w, const Transfer& x, Form form) {
   }
   const Target& t = w.target(x.target);
   const MPI_Aint offset = x.disp * t.disp_unit;  // Admit checked the range
-  std::byte* addr = t.base + offset;
-  int rc = MPI_SUCCESS;
+  addr = t.base + offset;
   if (t.pid != 0) {  // MPI_Win_create memory in another process
-    if (!CrossMemoryTransfer(
-            x.dir == Direction::kPut, t.pid, addr,
-            {addr, x.target_count, x.target_type, target_layout},
-            {x.origin, x.origin_count, x.origin_type, origin_layout}, &rc)) {
-      return Verdict::PassThrough(Fallback::kDatatype);
-    }
-  } else {
-    rc =
-        x.dir == Direction::kPut
-            ? CopyTyped(x.origin, x.origin_count, x.origin_type, origin_layout,
-                        addr, x.target_count, x.target_type, target_layout)
-            : CopyTyped(addr, x.target_count, x.target_type, target_layout,
-                        x.origin, x.origin_count, x.origin_type, origin_layout);
+    return CrossMemoryTransfer(
+        x.dir == Direction::kPut, t.pid, addr,
+        {addr, x.target_count, x.target_type, target_layout},
+        {x.origin, x.origin_count, x.origin_type, origin_layout});
   }
+  const int rc =
+      x.dir == Direction::kPut
+          ? CopyTyped(x.origin, x.origin_count, x.origin_type, origin_layout,
+                      addr, x.target_count, x.target_type, target_layout)
+          : CopyTyped(addr, x.target_count, x.target_type, target_layout,
+                      x.origin, x.origin_count, x.origin_type, origin_layout);
   NoteDirectStores();
   return Verdict::Error(rc);
-}
-
-// The common case in a few instructions, inlined into MPI_Put and MPI_Get:
-// one predefined type on both sides, equal counts, a node-local target
-// mapped here in an epoch that gives access. Sets the target address and
-// `*bytes`; false sends the call through MoveDirect's full checks
-// (everything else, and every error).
-// `ranks`: the targets it may serve (DirectWordBelow).
-[[gnu::always_inline]] inline bool FastAddress(
-    const ManagedWindow& w, int ranks, const void* origin, int count,
-    MPI_Datatype origin_type, int target, MPI_Aint disp, int target_count,
-    MPI_Datatype target_type, MPI_Aint* bytes, std::byte** addr) {
-  if (origin_type != target_type || count != target_count ||
-      !IsBuiltinType(origin_type) || origin == nullptr) {
-    return false;
-  }
-  // Negative and zero counts, and zero-size types, end up <= 0.
-  *bytes = static_cast<MPI_Aint>(count) * BuiltinTypeSize(origin_type);
-  return *bytes > 0 && DirectWordBelow(w, ranks, target, disp, *bytes, addr);
-}
-
-// A served put or get of more than one word: the copy, then the profile.
-// Out of line, so the one-word case inlined into MPI_Put and MPI_Get ends
-// in a jump and needs no stack frame.
-[[gnu::noinline]] int CopyServed(const ManagedWindow& w, OpKind kind, void* dst,
-                                 const void* src, MPI_Aint bytes, int target,
-                                 int count, MPI_Datatype type) {
-  CopyBytes(dst, src, static_cast<size_t>(bytes));
-  NoteDirectStores();
-  return w.profile != nullptr ? CountServed(w, kind, target, count, type)
-                              : MPI_SUCCESS;
 }
 
 // A served put or get of more than one word with profiling off: the copy
@@ -129,23 +129,8 @@ Verdict MoveDirect(ManagedWindow& w, const Transfer& x, Form form) {
   const OpKind kind = x.dir == Direction::kPut
                           ? (request ? OpKind::kRput : OpKind::kPut)
                           : (request ? OpKind::kRget : OpKind::kGet);
-  const Form form = request != nullptr ? Form::kRequest : Form::kPlain;
   ManagedWindow* w = FindManaged(win);
-  if (w != nullptr) {
-    // The lane says yes only where Admit would.
-    MPI_Aint bytes = 0;
-    std::byte* addr = nullptr;
-    if (FormAllowedInEpoch(*w, form) &&
-        FastAddress(*w, w->comm_size(), x.origin, x.origin_count, x.origin_type,
-                    x.target, x.disp, x.target_count, x.target_type, &bytes,
-                    &addr)) {
-      if (request != nullptr) *request = kCompletedRequest;
-      const bool put = x.dir == Direction::kPut;
-      return CopyServed(*w, kind, put ? static_cast<void*>(addr) : x.origin,
-                        put ? static_cast<const void*>(x.origin) : addr, bytes,
-                        x.target, x.origin_count, x.origin_type);
-    }
-  } else {
+  if (w == nullptr) {
     CountUnmanagedOp(win, kind, x.target, x.origin_count, x.origin_type);
   }
   const auto mpi = [&](MPI_Win used) {
@@ -164,6 +149,7 @@ Verdict MoveDirect(ManagedWindow& w, const Transfer& x, Form form) {
                           x.disp, x.target_count, x.target_type, used);
   };
   if (w == nullptr) return mpi(win);
+  const Form form = request != nullptr ? Form::kRequest : Form::kPlain;
   return FinishCall(*w, x.target, MoveDirect(*w, x, form),
                     {kind, x.origin_count, x.origin_type}, request, mpi);
 }

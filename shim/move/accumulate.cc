@@ -32,36 +32,47 @@ std::byte* PackedInPlace(const void* buf, const FlatType& flat,
                                       flat.runs[0].offset);
 }
 
+// The verdict on a type Flatten could not flatten.
+Verdict NotFlattened(FlattenResult r) {
+  return r.unhandled ? Verdict::PassThrough(Fallback::kDatatype)
+                     : Verdict::Error(r.rc);
+}
+
 // Elements of `count` x `type` packed contiguously: the user's buffer when
 // the type is predefined or lays them out that way, else a packed copy in
-// `storage`.
-int PackElements(const void* buf, int count, MPI_Datatype type,
-                 MPI_Datatype element, MPI_Aint elements,
-                 std::vector<std::byte>& storage, const std::byte** packed) {
+// `storage`. Served, or why not.
+Verdict PackElements(const void* buf, int count, MPI_Datatype type,
+                     MPI_Datatype element, MPI_Aint elements,
+                     std::vector<std::byte>& storage,
+                     const std::byte** packed) {
   if (IsBuiltinType(type)) {
-    if (type != element || count != elements) return MPI_ERR_TYPE;
+    if (type != element || count != elements) {
+      return Verdict::Error(MPI_ERR_TYPE);
+    }
     *packed = static_cast<const std::byte*>(buf);
-    return MPI_SUCCESS;
+    return Verdict::Served();
   }
   FlatType flat;
-  if (int rc = Flatten(type, count, &flat)) return rc;
+  if (const FlattenResult r = Flatten(type, count, &flat); !r.flattened()) {
+    return NotFlattened(r);
+  }
   if (flat.elements != 0 &&
       (flat.element != element || flat.elements != elements)) {
-    return MPI_ERR_TYPE;
+    return Verdict::Error(MPI_ERR_TYPE);
   }
   int element_size = 0;  // packed elements are Type_size apart (pairs too)
   PMPI_Type_size(element, &element_size);
   if (const std::byte* in_place = PackedInPlace(buf, flat, element_size)) {
     *packed = in_place;
-    return MPI_SUCCESS;
+    return Verdict::Served();
   }
   storage.resize(static_cast<size_t>(flat.elements) * element_size);
   if (int rc = PackBytes(buf, count, type, storage.data(),
                          static_cast<MPI_Aint>(storage.size()))) {
-    return rc;
+    return Verdict::Error(rc);
   }
   *packed = storage.data();
-  return MPI_SUCCESS;
+  return Verdict::Served();
 }
 
 // The one place that chooses how an admitted update of window rank `target`
@@ -159,9 +170,10 @@ Verdict AccumulateDirect(ManagedWindow& w, const AccumulateCall& c) {
     flat.element = c.target_type;
     flat.elements = c.target_count;
     if (c.target_count > 0) flat.runs.push_back({0, c.target_count});
-  } else if (const int rc = Flatten(c.target_type, c.target_count, &flat)) {
-    return rc == kNotFlattened ? Verdict::PassThrough(Fallback::kDatatype)
-                               : Verdict::Error(rc);
+  } else if (const FlattenResult r =
+                 Flatten(c.target_type, c.target_count, &flat);
+             !r.flattened()) {
+    return NotFlattened(r);
   }
   // The op must be defined for the type (MPICH would abort at the target),
   // and predefined origin/result types must match it.
@@ -188,18 +200,18 @@ Verdict AccumulateDirect(ManagedWindow& w, const AccumulateCall& c) {
   std::vector<std::byte> origin_storage;
   const std::byte* origin = nullptr;
   if (c.op != MPI_NO_OP) {
-    if (const int rc =
+    if (const Verdict v =
             PackElements(c.origin, c.origin_count, c.origin_type, flat.element,
-                         flat.elements, origin_storage, &origin)) {
-      return rc == kNotFlattened ? Verdict::PassThrough(Fallback::kDatatype)
-                                 : Verdict::Error(rc);
+                         flat.elements, origin_storage, &origin);
+        !v.ok()) {
+      return v;
     }
   }
   std::vector<std::byte> result_storage;
   std::byte* result = static_cast<std::byte*>(c.result);
   FlatType result_flat;
   if (fetching && !IsBuiltinType(c.result_type) &&
-      Flatten(c.result_type, c.result_count, &result_flat) == MPI_SUCCESS &&
+      Flatten(c.result_type, c.result_count, &result_flat).flattened() &&
       result_flat.element == flat.element &&
       result_flat.elements == flat.elements &&
       (result = PackedInPlace(c.result, result_flat, e->size)) != nullptr) {

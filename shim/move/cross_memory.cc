@@ -26,7 +26,7 @@ bool RemoteRanges(std::byte* remote, const TypedBuffer& side,
     return true;
   }
   FlatType flat;
-  if (Flatten(side.type, side.count, &flat) != MPI_SUCCESS) return false;
+  if (!Flatten(side.type, side.count, &flat).flattened()) return false;
   if (flat.elements == 0) return true;  // nothing to move
   int element_size = 0;
   PMPI_Type_size(flat.element, &element_size);
@@ -80,37 +80,40 @@ bool CrossMemoryMove(bool to_remote, pid_t pid, std::byte* local, size_t bytes,
   return done == bytes;
 }
 
-bool CrossMemoryTransfer(bool to_remote, pid_t pid, std::byte* remote,
-                         const TypedBuffer& remote_side,
-                         const TypedBuffer& local, int* rc) {
+Verdict CrossMemoryTransfer(bool to_remote, pid_t pid, std::byte* remote,
+                            const TypedBuffer& remote_side,
+                            const TypedBuffer& local) {
   std::vector<iovec> ranges;
-  if (!RemoteRanges(remote, remote_side, &ranges)) return false;
+  if (!RemoteRanges(remote, remote_side, &ranges)) {
+    return Verdict::PassThrough(Fallback::kDatatype);
+  }
   const MPI_Aint bytes = local.layout.bytes;
-  *rc = MPI_SUCCESS;
-  if (bytes == 0) return true;
+  if (bytes == 0) return Verdict::Served();
   if (local.layout.dense) {
-    if (!CrossMemoryMove(to_remote, pid,
-                         static_cast<std::byte*>(local.addr) + local.layout.lo,
-                         bytes, ranges)) {
-      *rc = MPI_ERR_OTHER;
-    }
-    return true;
+    return Verdict::Error(
+        CrossMemoryMove(to_remote, pid,
+                        static_cast<std::byte*>(local.addr) + local.layout.lo,
+                        bytes, ranges)
+            ? MPI_SUCCESS
+            : MPI_ERR_OTHER);
   }
   // A derived local type is packed into (or unpacked from) a staging buffer.
   std::vector<std::byte> staging(bytes);
   if (to_remote) {
-    *rc = PackBytes(local.addr, local.count, local.type, staging.data(), bytes);
-    if (*rc == MPI_SUCCESS &&
-        !CrossMemoryMove(true, pid, staging.data(), bytes, ranges)) {
-      *rc = MPI_ERR_OTHER;
+    if (const int rc = PackBytes(local.addr, local.count, local.type,
+                                 staging.data(), bytes)) {
+      return Verdict::Error(rc);
     }
-  } else if (!CrossMemoryMove(false, pid, staging.data(), bytes, ranges)) {
-    *rc = MPI_ERR_OTHER;
-  } else {
-    *rc =
-        UnpackBytes(staging.data(), bytes, local.addr, local.count, local.type);
+    return Verdict::Error(
+        CrossMemoryMove(true, pid, staging.data(), bytes, ranges)
+            ? MPI_SUCCESS
+            : MPI_ERR_OTHER);
   }
-  return true;
+  if (!CrossMemoryMove(false, pid, staging.data(), bytes, ranges)) {
+    return Verdict::Error(MPI_ERR_OTHER);
+  }
+  return Verdict::Error(
+      UnpackBytes(staging.data(), bytes, local.addr, local.count, local.type));
 }
 
 int CrossMemoryApply(const ElementOp& e, bool writes, bool exclusive_lock,

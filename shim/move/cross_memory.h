@@ -16,6 +16,7 @@
 #include "shim/types/datatype.h"
 #include "shim/types/element_ops.h"
 #include "shim/types/flatten.h"
+#include "shim/windows/verdict.h"
 #include "shim/windows/window.h"
 
 namespace rmashim {
@@ -28,12 +29,12 @@ struct TypedBuffer {
 };
 
 // Copies `local` to (`to_remote`) or from the memory at `remote` in process
-// `pid`, laid out as `remote_side`. Returns false when the remote layout
-// cannot be expressed as plain byte ranges (the caller passes the call to
-// MPI); otherwise sets *rc.
-bool CrossMemoryTransfer(bool to_remote, pid_t pid, std::byte* remote,
-                         const TypedBuffer& remote_side,
-                         const TypedBuffer& local, int* rc);
+// `pid`, laid out as `remote_side`: served, an error (MPI_ERR_OTHER if the
+// kernel refuses), or MPI's when the remote layout cannot be expressed as
+// plain byte ranges (Fallback::kDatatype).
+Verdict CrossMemoryTransfer(bool to_remote, pid_t pid, std::byte* remote,
+                            const TypedBuffer& remote_side,
+                            const TypedBuffer& local);
 
 // The accumulate family on MPI_Win_create memory of another node-local
 // process: its elements are read, updated with the plain kernel and written

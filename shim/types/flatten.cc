@@ -9,6 +9,10 @@
 namespace rmashim {
 namespace {
 
+// A valid type built with a constructor not handled here
+// (FlattenResult::unhandled), in the recursion's int codes.
+constexpr int kUnhandled = -1;
+
 // A datatype's construction as MPI_Type_get_contents reports it, read once
 // so expansion loops make no MPI calls.
 struct Node {
@@ -108,7 +112,7 @@ class Expander {
       case MPI_COMBINER_DARRAY:
         return Darray(n, base);
       default:
-        return kNotFlattened;  // constructors MPI-3 does not define
+        return kUnhandled;  // constructors MPI-3 does not define
     }
   }
 
@@ -177,7 +181,7 @@ class Expander {
     const int* dargs = distribs + ndims;
     const int* psizes = dargs + ndims;
     const bool c_order = I[3 + 4 * ndims] == MPI_ORDER_C;
-    if (ndims <= 0 || rank < 0 || rank >= size) return kNotFlattened;
+    if (ndims <= 0 || rank < 0 || rank >= size) return kUnhandled;
     // This process's coordinates in the row-major grid.
     std::vector<int> coord(ndims);
     for (int d = ndims - 1, r = rank; d >= 0; --d) {
@@ -208,7 +212,7 @@ class Expander {
           break;
         }
         default:
-          return kNotFlattened;
+          return kUnhandled;
       }
       if (runs[d].empty()) return MPI_SUCCESS;  // holds nothing
     }
@@ -272,13 +276,19 @@ class Expander {
   FlatType* out_;
 };
 
+// The public result of the recursion's code.
+FlattenResult ResultOf(int rc) {
+  if (rc == kUnhandled) return {.unhandled = true};
+  return {.rc = rc};
+}
+
 }  // namespace
 
-int Flatten(MPI_Datatype type, int count, FlatType* out) {
+FlattenResult Flatten(MPI_Datatype type, int count, FlatType* out) {
   *out = FlatType{};
-  if (count < 0) return MPI_ERR_COUNT;
+  if (count < 0) return {.rc = MPI_ERR_COUNT};
   Node root;
-  if (int rc = Parse(type, &root)) return rc;
+  if (int rc = Parse(type, &root)) return ResultOf(rc);
   MPI_Aint lb = 0, extent = 0;
   PMPI_Type_get_extent(type, &lb, &extent);
   Expander expander(out);
@@ -287,12 +297,12 @@ int Flatten(MPI_Datatype type, int count, FlatType* out) {
     out->element_extent = extent;
     out->elements = count;
     if (count > 0) out->runs.push_back({0, count});
-    return MPI_SUCCESS;
+    return {};
   }
   for (int i = 0; i < count; ++i) {
-    if (int rc = expander.Expand(root, i * extent)) return rc;
+    if (int rc = expander.Expand(root, i * extent)) return ResultOf(rc);
   }
-  return MPI_SUCCESS;
+  return {};
 }
 
 }  // namespace rmashim

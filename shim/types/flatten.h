@@ -22,14 +22,21 @@ struct FlatType {
   std::vector<ElementRun> runs;  // in type-map order
 };
 
-// Returned by Flatten for a valid type built with a constructor it does not
-// handle (none of MPI-3's; kept for types a later MPI may add): the caller
-// hands the operation to MPI.
-inline constexpr int kNotFlattened = -1;
+// What Flatten made of a type: flattened (`*out` filled), bad input (an
+// MPI error class), or a valid type it does not handle.
+struct [[nodiscard]] FlattenResult {
+  int rc = MPI_SUCCESS;  // MPI_ERR_TYPE, MPI_ERR_COUNT for bad input
+  // A valid type built with a constructor not handled here (a darray this
+  // process's rank holds no part of in a shape it cannot express, or one a
+  // later MPI may add): the caller hands the operation to MPI.
+  bool unhandled = false;
 
-// Flattens `count` elements of `type`. MPI_ERR_TYPE when the type mixes
-// predefined types; kNotFlattened for constructors not handled here.
-int Flatten(MPI_Datatype type, int count, FlatType* out);
+  bool flattened() const { return rc == MPI_SUCCESS && !unhandled; }
+};
+
+// Flattens `count` elements of `type` into `*out`. MPI_ERR_TYPE when the
+// type mixes predefined types.
+FlattenResult Flatten(MPI_Datatype type, int count, FlatType* out);
 
 }  // namespace rmashim
 
