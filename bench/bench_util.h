@@ -20,8 +20,8 @@
 namespace rmashim_bench {
 
 // The CPU floor's copy: the shim's own routine (shim/base/copy.h), not glibc's
-// memcpy, whose `rep movsb` runs 10-15x slower on this project's AMD EPYC
-// VMs for 32-256 KiB blocks when the destination lies 16 bytes past the
+// memcpy, whose `rep movsb` runs an order of magnitude slower on AMD EPYC
+// (Zen) cores for 32-256 KiB blocks when the destination lies 16 bytes past the
 // source modulo a page (a malloc'd buffer against a page-aligned window:
 // every get of the benchmarks). A floor must not carry a library's
 // pathology; the floor and the shim now copy alike, so shim / floor is the
@@ -50,8 +50,8 @@ struct OwnOption {
 };
 
 // The common flags. Any other argument that is not one of `own` (with its
-// values) is refused: MPI_Abort with status 2 after rank 0 says which, so a
-// misspelt option never yields a run measured with the defaults.
+// values) is refused: every rank exits with status 2 after rank 0 says which,
+// so a misspelt option never yields a run measured with the defaults.
 inline Flags ParseFlags(int argc, char** argv,
                         std::initializer_list<OwnOption> own = {}) {
   Flags flags;
@@ -84,14 +84,28 @@ inline Flags ParseFlags(int argc, char** argv,
                    match != nullptr ? "missing value after" : "unknown",
                    argv[i]);
     }
-    if (initialized) MPI_Abort(MPI_COMM_WORLD, 2);
+    // Every rank sees the same command line, so every rank ends here: a
+    // clean exit with status 2 (MPI_Abort could end the job before the
+    // launcher had forwarded rank 0's message).
+    if (initialized) MPI_Finalize();
     std::exit(2);
   }
   return flags;
 }
 
-inline bool WantsCsv(int argc, char** argv) {
-  return ParseFlags(argc, argv).csv;
+// A benchmark's own option once ParseFlags has accepted the command line:
+// the value after `name` (nullptr if absent), and whether `name` is there.
+inline const char* OptionValue(int argc, char** argv, const char* name) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], name) == 0) return argv[i + 1];
+  }
+  return nullptr;
+}
+inline bool HasOption(int argc, char** argv, const char* name) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], name) == 0) return true;
+  }
+  return false;
 }
 
 // Target wall time of one timed batch: enough to average out scheduler

@@ -485,21 +485,12 @@ int Run(const Flags& flags, const std::set<std::string>& only) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  // [--csv] [--quick] [--patterns a,b]
   const Flags flags = ParseFlags(argc, argv, {{"--patterns", 1}});
   std::set<std::string> only;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--csv" || a == "--quick") continue;
-    if (a == "--patterns" && i + 1 < argc) {
-      std::stringstream list(argv[++i]);
-      for (std::string p; std::getline(list, p, ',');) only.insert(p);
-      continue;
-    }
-    if (Rank() == 0) {
-      std::fprintf(stderr,
-                   "usage: contention [--csv] [--quick] [--patterns a,b]\n");
-    }
-    MPI_Abort(MPI_COMM_WORLD, 2);
+  if (const char* patterns = OptionValue(argc, argv, "--patterns")) {
+    std::stringstream list(patterns);
+    for (std::string p; std::getline(list, p, ',');) only.insert(p);
   }
   const int status = Run(flags, only);
   MPI_Finalize();

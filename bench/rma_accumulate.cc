@@ -218,14 +218,12 @@ Args ParseArgs(int argc, char** argv) {
   a.flags =
       ParseFlags(argc, argv, {{"--key"}, {"--batches", 1}, {"--budget-ms", 1}});
   if (a.flags.quick) a.batches = 3, a.batch_ms = 0.5;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--key") == 0) a.key = true;
-    if (std::strcmp(argv[i], "--batches") == 0 && i + 1 < argc) {
-      a.batches = std::max(1, std::atoi(argv[++i]));
-    }
-    if (std::strcmp(argv[i], "--budget-ms") == 0 && i + 1 < argc) {
-      a.budget_ms = std::atof(argv[++i]);
-    }
+  a.key = HasOption(argc, argv, "--key");
+  if (const char* v = OptionValue(argc, argv, "--batches")) {
+    a.batches = std::max(1, std::atoi(v));
+  }
+  if (const char* v = OptionValue(argc, argv, "--budget-ms")) {
+    a.budget_ms = std::atof(v);
   }
   return a;
 }

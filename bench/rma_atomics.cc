@@ -95,6 +95,7 @@ std::vector<Row> Measure(MPI_Win native, MPI_Win shim, char* peer) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  const bool csv = ParseFlags(argc, argv).csv;  // before measuring
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -111,7 +112,7 @@ int main(int argc, char** argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) rows = Measure(native, shim, peer);
   MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 0) PrintRows(rows, WantsCsv(argc, argv));
+  if (rank == 0) PrintRows(rows, csv);
   MPI_Win_free(&shim);
   MPI_Win_free(&native);
   MPI_Finalize();

@@ -59,6 +59,7 @@ double PscwEpoch(MPI_Win win) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  const bool csv = ParseFlags(argc, argv).csv;  // before measuring
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -91,7 +92,7 @@ int main(int argc, char** argv) {
                     "target computes " +
                         std::to_string(static_cast<int>(compute)) + " us"});
   }
-  if (rank == 0) PrintRows(rows, WantsCsv(argc, argv));
+  if (rank == 0) PrintRows(rows, csv);
   MPI_Win_free(&shim);
   MPI_Win_free(&native);
   MPI_Finalize();

@@ -322,8 +322,8 @@ std::vector<Case> AllocCases() {
         return s;
       };
     };
-    cases.push_back(
-        {"win_allocate+free", bytes, 1, Batch(), cycle(true), cycle(false)});
+    cases.push_back({"win_allocate+free", bytes, 1, Batch(), cycle(true),
+                     cycle(false), Batch()});
   }
   return cases;
 }
@@ -356,11 +356,8 @@ int main(int argc, char** argv) {
                "flag"});
   // --ops-only: skip window creation (profiling the operations);
   // --alloc-only: only window creation (the allocate + free rows).
-  bool ops_only = false, alloc_only = false;
-  for (int i = 1; i < argc; ++i) {
-    ops_only |= std::strcmp(argv[i], "--ops-only") == 0;
-    alloc_only |= std::strcmp(argv[i], "--alloc-only") == 0;
-  }
+  const bool ops_only = HasOption(argc, argv, "--ops-only");
+  const bool alloc_only = HasOption(argc, argv, "--alloc-only");
   if (!alloc_only) {
     char* base = nullptr;
     MPI_Win native = AllocateWindow(false, kWindowBytes, &base);

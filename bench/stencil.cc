@@ -269,7 +269,7 @@ int main(int argc, char** argv) {
       std::vector<double> seconds;  // empty: gave up
       bool gave_up = false;
     };
-    Version versions[] = {{"native"}, {"shim"}, {"p2p"}};
+    Version versions[] = {{"native", {}}, {"shim", {}}, {"p2p", {}}};
     for (int rep = 0; rep < reps; ++rep) {
       for (Version& v : versions) {
         if (v.gave_up) continue;

@@ -26,9 +26,9 @@ constexpr int kCounters = 2048;  // one 16 KiB accumulate stripe of int64
 // Windows spanning the simulated nodes send these to MPI: a 500th of the
 // single updates there, a 50th of the bulk ones. With 4 ranks on 2 cores,
 // native MPICH 4.0.2 by itself (no shim) sometimes serves a flushed
-// fetch_and_op only once per scheduler time slice, 2-12 ms: 10000 of them
-// took 0.1 s in some runs and 20-78 s in others (a plain C program, same
-// pattern, nothing preloaded).
+// fetch_and_op only once per scheduler time slice: the same number of them
+// took hundreds of times longer in some runs than in others (a plain C
+// program, same pattern, nothing preloaded).
 int AtomicOps() {
   return rmashim_test::AllOnOneNode(MPI_COMM_WORLD) ? 100000 : 200;
 }

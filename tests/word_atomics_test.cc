@@ -23,7 +23,7 @@ namespace {
 
 constexpr int kSlots = 2;
 constexpr size_t kCounters = 2048;  // a bulk update covers all of them:
-                                    // one 16 KiB stripe, ~1 us of plain loop
+                                    // one 16 KiB stripe
 
 // A header with `kSlots` slots after it, and window memory of kCounters
 // int64s: what MapTargets lays out in a node-shared segment.

@@ -26,9 +26,9 @@
 # NWChem's SCF and BAGEL's FCI run on 1+1 ranks, and BAGEL's on 2+2, with
 # the agent (run_real_app.py: native and shim, right answers under the shim,
 # node-local operations served), where their Debian packages are installed.
-# (NWChem on 2+2: native MPICH gave no answer within 120 s, the shim the
-# right one in 72 s, its remote gets waiting for targets to enter MPI:
-# too long for this tier.)
+# (NWChem on 2+2: native MPICH gave no answer within the tier's timeout, the
+# shim the right one in most of it, its remote gets waiting for targets to
+# enter MPI: too long for this tier.)
 #
 # Where this machine does not let us create the namespaces (not root, no
 # CAP_SYS_ADMIN, a sandbox), it prints "SKIPPED: ..." with the reason and

@@ -12,8 +12,8 @@ valgrind=$(command -v valgrind) || {
   echo "valgrind not installed (scripts/install_deps.sh installs it)" >&2
   exit 1
 }
-# valgrind is several times slower than the native run; MPICH's startup
-# under it takes ~10 s per rank on a loaded 2-core machine.
+# valgrind is several times slower than the native run, MPICH's startup
+# under it most of all.
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-240}
 rc=0
 "$runner" 2 "$layout" "$shim" "$valgrind" \
