@@ -8,8 +8,8 @@
 // to MPI and every remote operation was applied by an agent. Exclusive,
 // shared and lock_all lockers, node-local and remote, exclude each other in
 // the shim's lock words (remote ones' taken by the agents). And a remote
-// origin's lock, accumulate and unlock complete while the target computes
-// without calling MPI.
+// origin's lock, accumulate and unlock, and its puts and gets, complete
+// while the target computes without calling MPI.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -339,6 +339,58 @@ TEST_P(AgentTest, RemoteOriginProgressesWhileTargetComputes) {
     EXPECT_EQ(old, 0);
   }
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// A remote origin's gets and puts, in an exclusive lock epoch and a
+// lock_all epoch, complete while rank 0 computes without calling MPI: in
+// passive epochs the target's agent moves a remote origin's puts and gets
+// as it applies its accumulates (admission.cc), and none goes to MPI.
+TEST_P(AgentTest, RemotePutGetProgressWhileTargetComputes) {
+  ASSERT_TRUE(spans_nodes_) << "registered for the split layouts only";
+  const int rank = Rank();
+  const int origin = FirstRemoteRank();
+  ASSERT_GE(origin, 0);
+  Reset();
+  if (rank == 0) Mine()->sum = 2.5;  // for the origin to get
+  // Read before the barrier: once past it, the origin's calls may arrive.
+  const long long applied_before = ReadAgentStats().applied;
+  const long long passed_before = PassedToMpi(win_);
+  MPI_Barrier(MPI_COMM_WORLD);
+  HangWatchdog watchdog(120, "remote put and get against a computing target");
+  if (rank == 0) {
+    EXPECT_TRUE(ComputeUntilCounted(2))
+        << "the remote origin's puts did not arrive while the target "
+           "computed";
+  } else if (rank == origin) {
+    static const int64_t two = 2;  // MPI may read it until the epoch ends
+    double got = -1;
+    ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win_), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Get(&got, 1, MPI_DOUBLE, 0, offsetof(Counters, sum), 1,
+                      MPI_DOUBLE, win_),
+              MPI_SUCCESS);
+    ASSERT_EQ(MPI_Put(&two, 1, MPI_INT64_T, 0, offsetof(Counters, tickets), 1,
+                      MPI_INT64_T, win_),
+              MPI_SUCCESS);
+    ASSERT_EQ(MPI_Win_unlock(0, win_), MPI_SUCCESS);
+    int64_t back = -1;
+    ASSERT_EQ(MPI_Win_lock_all(0, win_), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Put(&two, 1, MPI_INT64_T, 0, offsetof(Counters, added), 1,
+                      MPI_INT64_T, win_),
+              MPI_SUCCESS);
+    ASSERT_EQ(MPI_Win_flush(0, win_), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Get(&back, 1, MPI_INT64_T, 0, offsetof(Counters, added), 1,
+                      MPI_INT64_T, win_),
+              MPI_SUCCESS);
+    ASSERT_EQ(MPI_Win_unlock_all(win_), MPI_SUCCESS);
+    EXPECT_EQ(got, 2.5);
+    EXPECT_EQ(back, 2);
+    EXPECT_EQ(PassedToMpi(win_), passed_before) << "a put or get went to MPI";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    EXPECT_EQ(ReadAgentStats().applied - applied_before, 4)
+        << "rank 0's agent applied the two puts and two gets";
+  }
 }
 
 // Nodes the job spans (each node's first rank counts it).

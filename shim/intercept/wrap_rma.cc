@@ -9,6 +9,7 @@
 #include "shim/base/direct_stores.h"
 #include "shim/intercept/finish_call.h"
 #include "shim/move/access.h"
+#include "shim/move/accumulate.h"
 #include "shim/move/admission.h"
 #include "shim/move/cross_memory.h"
 #include "shim/process/runtime.h"
@@ -50,6 +51,48 @@ struct Transfer {
   // Negative and zero counts, and zero-size types, end up <= 0.
   *bytes = static_cast<MPI_Aint>(count) * BuiltinTypeSize(origin_type);
   return *bytes > 0 && DirectWordBelow(w, ranks, target, disp, *bytes, addr);
+}
+
+// A put or get to a remote target that Admit gave to its agent: the
+// accumulate family's path with MPI_REPLACE (put) or a fetching MPI_NO_OP
+// (get), which the agent applies element by element (agent.h). Layouts an
+// accumulate may not have and a put may (MPI_CHAR, MPI_PACKED, a target
+// type that is not one predefined type throughout) are refused there with
+// MPI_ERR_TYPE or MPI_ERR_OP: the put's own checks have passed by then, so
+// MPI moves those.
+Verdict MoveThroughAgent(ManagedWindow& w, const Transfer& x, Form form) {
+  const bool put = x.dir == Direction::kPut;
+  const AccumulateCall c = put ? AccumulateCall{false,
+                                                x.origin,
+                                                x.origin_count,
+                                                x.origin_type,
+                                                nullptr,
+                                                0,
+                                                MPI_DATATYPE_NULL,
+                                                x.target,
+                                                x.disp,
+                                                x.target_count,
+                                                x.target_type,
+                                                MPI_REPLACE,
+                                                form}
+                               : AccumulateCall{true,
+                                                nullptr,
+                                                0,
+                                                MPI_DATATYPE_NULL,
+                                                x.origin,
+                                                x.origin_count,
+                                                x.origin_type,
+                                                x.target,
+                                                x.disp,
+                                                x.target_count,
+                                                x.target_type,
+                                                MPI_NO_OP,
+                                                form};
+  const Verdict v = AccumulateDirect(w, c);
+  if (!v.passes_through() && (v.rc() == MPI_ERR_TYPE || v.rc() == MPI_ERR_OP)) {
+    return Verdict::PassThrough(Fallback::kDatatype);
+  }
+  return v;
 }
 
 // The full path of a put or get on a managed window: the inline path's
@@ -95,6 +138,7 @@ Verdict MoveDirect(ManagedWindow& w, const Transfer& x, Form form) {
     return *ends;
   }
   const Target& t = w.target(x.target);
+  if (!t.node_local()) return MoveThroughAgent(w, x, form);
   const MPI_Aint offset = x.disp * t.disp_unit;  // Admit checked the range
   addr = t.base + offset;
   if (t.pid != 0) {  // MPI_Win_create memory in another process

@@ -63,10 +63,16 @@ std::optional<Verdict> Admit(ManagedWindow& w, Access access, Form form,
     // node-local targets are copied to or from directly in every epoch the
     // shim serves, also on windows spanning nodes.
     if (target_layout.bytes == 0) return Verdict::Served();
-    if (!t.node_local() || epoch == EpochAccess::kPassThrough) {
+    if (epoch == EpochAccess::kPassThrough) {
       return Verdict::PassThrough(Fallback::kMultiNodeWindow);
     }
-    return std::nullopt;
+    if (t.node_local()) return std::nullopt;
+    // A remote target's agent (agent.h) moves it in passive epochs, as it
+    // applies accumulates (below), so the target need not call MPI for it;
+    // MPI orders no put or get against another, so what went to MPI before
+    // need not complete first. In fence and PSCW epochs MPI moves it.
+    if (w.agent_served() && IsPassive(w.epoch)) return std::nullopt;
+    return Verdict::PassThrough(Fallback::kMultiNodeWindow);
   }
   // On a single-node window every origin honours the stripes, also on
   // MPI_Win_create memory of another process, which is updated through

@@ -36,10 +36,11 @@ bool HoldsExclusive(const ManagedWindow& w, int target);
 // (MPI_PROC_NULL, no bytes), MPI_ERR_RMA_SYNC outside an epoch that gives
 // access (for a request-based call, outside a passive one), MPI_ERR_TYPE,
 // MPI_ERR_RMA_RANGE (for remote targets too: MPI would corrupt memory), or
-// MPI's: a remote target of a put or get, in MPI's PSCW on a window
-// spanning nodes a target that is not a node-local one of the start
-// (CheckEpoch), an accumulate on such a window that another origin's MPI
-// accumulate could meet.
+// MPI's: a remote target of a put or get outside a passive epoch or
+// without the agent, in MPI's PSCW on a window spanning nodes a target
+// that is not a node-local one of the start (CheckEpoch), an accumulate on
+// such a window that another origin's MPI accumulate could meet. (Admitted
+// remote targets are the agent's: agent.h.)
 std::optional<Verdict> Admit(ManagedWindow& w, Access access, Form form,
                              int target, MPI_Aint disp,
                              const Layout& target_layout,

@@ -230,7 +230,7 @@ if [[ -n "$agent_test" ]]; then
   for n in 2 4; do
     t0=$SECONDS
     if (export RMASHIM_AGENT=1; run_once "$work/agent.$n" "$shim" "$agent_test") &&
-       grep -q '\[  PASSED  \] 8 tests' "$work/agent.$n"; then
+       grep -q '\[  PASSED  \] 10 tests' "$work/agent.$n"; then
       echo "agent, $n ranks: counters, locks and progress pass ($((SECONDS - t0)) s)"
       passed=$((passed + 1))
     else
