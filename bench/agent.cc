@@ -1,6 +1,7 @@
 // The agent on a window spanning nodes (shim/agent/agent.h), measured: latency
-// of the accumulate family plus flush under lock_all, and of an exclusive lock
-// + accumulate + unlock, from rank 0 to a node-local and to a remote target,
+// of the accumulate family, and of puts and gets of 8 bytes and 64 KiB, plus
+// flush under lock_all, and of an exclusive lock + accumulate + unlock, from
+// rank 0 to a node-local and to a remote target,
 // while the target waits in MPI (a barrier) and while it computes without
 // calling MPI; and the CPU time a process spends per second while the program
 // sleeps without calling MPI (the agent's idle cost). Run it on a split layout
@@ -50,7 +51,15 @@ enum class Op {
   kCompareSwap,
   kLockAccUnlock,
   kLockAllAccUnlockAll,  // MPI_MODE_NOCHECK: no MPI lock protocol
+  kPut,
+  kGet,
+  kPutLarge,
+  kGetLarge,
 };
+
+// Where the large puts and gets land in the window, and their size.
+constexpr MPI_Aint kLargeAt = 64;
+constexpr int kLargeBytes = 64 * 1024;
 const char* Name(Op op) {
   switch (op) {
     case Op::kFetchAndOp:
@@ -63,12 +72,21 @@ const char* Name(Op op) {
       return "lock+accumulate+unlock";
     case Op::kLockAllAccUnlockAll:
       return "lock_all(nocheck)+accumulate+unlock_all";
+    case Op::kPut:
+      return "put 8 B+flush";
+    case Op::kGet:
+      return "get 8 B+flush";
+    case Op::kPutLarge:
+      return "put 64 KiB+flush";
+    case Op::kGetLarge:
+      return "get 64 KiB+flush";
   }
   return "?";
 }
 
 void RunOp(Op op, int target, MPI_Win win) {
   int64_t one = 1, old = 0, compare = 0;
+  static std::vector<char> large(kLargeBytes, 1);
   switch (op) {
     case Op::kFetchAndOp:
       MPI_Fetch_and_op(&one, &old, MPI_INT64_T, target, 0, MPI_SUM, win);
@@ -94,6 +112,25 @@ void RunOp(Op op, int target, MPI_Win win) {
       MPI_Accumulate(&one, 1, MPI_INT64_T, target, 32, 1, MPI_INT64_T, MPI_SUM,
                      win);
       MPI_Win_unlock_all(win);
+      break;
+    case Op::kPut:
+      MPI_Put(&one, 1, MPI_INT64_T, target, 56, 1, MPI_INT64_T, win);
+      MPI_Win_flush(target, win);
+      break;
+    case Op::kGet:
+      MPI_Get(&old, 1, MPI_INT64_T, target, 56, 1, MPI_INT64_T, win);
+      MPI_Win_flush(target, win);
+      break;
+    case Op::kPutLarge:
+    case Op::kGetLarge:
+      if (op == Op::kPutLarge) {
+        MPI_Put(large.data(), kLargeBytes, MPI_BYTE, target, kLargeAt,
+                kLargeBytes, MPI_BYTE, win);
+      } else {
+        MPI_Get(large.data(), kLargeBytes, MPI_BYTE, target, kLargeAt,
+                kLargeBytes, MPI_BYTE, win);
+      }
+      MPI_Win_flush(target, win);
       break;
   }
 }
@@ -200,12 +237,14 @@ int main(int argc, char** argv) {
   }
   void* base = nullptr;
   MPI_Win win;
-  MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
-  std::memset(base, 0, 64);
+  MPI_Win_allocate(kLargeAt + kLargeBytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
+                   &base, &win);
+  std::memset(base, 0, kLargeAt + kLargeBytes);
   MPI_Barrier(MPI_COMM_WORLD);
 
   for (Op op : {Op::kFetchAndOp, Op::kAccumulate, Op::kCompareSwap,
-                Op::kLockAccUnlock, Op::kLockAllAccUnlockAll}) {
+                Op::kLockAccUnlock, Op::kLockAllAccUnlockAll, Op::kPut,
+                Op::kGet, Op::kPutLarge, Op::kGetLarge}) {
     if (local > 0) Measure(o, op, local, "node-local", false, win);
     if (remote > 0) Measure(o, op, remote, "remote", false, win);
   }
@@ -216,6 +255,7 @@ int main(int argc, char** argv) {
     Measure(o, Op::kLockAccUnlock, remote, "remote", true, win);
     Measure(o, Op::kLockAllAccUnlockAll, remote, "remote", true, win);
     Measure(o, Op::kFetchAndOp, remote, "remote", true, win);
+    Measure(o, Op::kGet, remote, "remote", true, win);
   }
 
   // Idle cost: every rank sleeps 2 s without calling MPI.

@@ -3,7 +3,11 @@
 // thread of the shim, with the CPU atomics and stripes that node-local
 // origins use (accumulate.h: ApplyRun), so node-local accumulates can be
 // served in shared memory in passive epochs on windows spanning nodes and
-// stay atomic with remote ones (MPI-3 11.7.1).
+// stay atomic with remote ones (MPI-3 11.7.1). In passive epochs it moves
+// remote origins' puts and gets too, as updates with MPI_REPLACE and
+// fetching MPI_NO_OP (admission.cc, wrap_rma.cc's MoveThroughAgent), so a
+// remote origin's whole passive epoch completes without the target calling
+// MPI.
 //
 // Why an agent at all. MPICH over UCX sends a remote origin's accumulate,
 // fetch_and_op and compare_and_swap to the target as an active message and
@@ -66,8 +70,8 @@
 // When. Off unless asked for: RMASHIM_AGENT=1 starts it on a job that
 // spans nodes; RMASHIM_AGENT=auto where the launcher's environment says
 // the job spans nodes (AgentWanted). Not the default yet: its remote hop
-// is slower than MPI's where MPI has a faster transport than TCP, and
-// remote locks are still MPI's (the target must call MPI for them). A
+// is slower than MPI's where MPI has a faster transport than TCP (RDMA,
+// or shared memory between the simulated nodes of one host). A
 // window uses the agent only when every one of its ranks runs one (agreed
 // at creation); otherwise accumulates on windows spanning nodes go to MPI
 // as before.
