@@ -122,3 +122,20 @@ def mpi_gtest(name, srcs, deps = [], linkopts = [], suites = {}):
     )
     for suite, kwargs in suites.items():
         mpi_test(name = suite, binary = ":" + binary, **kwargs)
+
+def dart_gtest(name, srcs, suites = {}):
+    """A GoogleTest DART program (main() runs dart_init and dart_exit and
+    links libdart.so: tests/dart_gtest_main.cc) and the suites that run it,
+    as mpi_gtest; the suites run without the shim preloaded unless one says
+    preload = True."""
+    binary = name + "_bin"
+    native.cc_binary(
+        name = binary,
+        testonly = True,
+        srcs = srcs,
+        deps = [":dart_gtest_main", ":dart_test_util"],
+    )
+    for suite, kwargs in suites.items():
+        args = {"preload": False}
+        args.update(kwargs)
+        mpi_test(name = suite, binary = ":" + binary, **args)
