@@ -20,6 +20,7 @@
 #include "shim/sync/shm_lock.h"
 #include "shim/sync/word_atomics.h"
 #include "shim/windows/deferred_atomics.h"
+#include "shim/windows/epoch_state.h"
 #include "shim/windows/node_segments.h"
 #include "shim/windows/ptracer.h"
 #include "shim/windows/shared_user_memory.h"
@@ -133,101 +134,6 @@ enum class Flavor : uint8_t {
   kAllocate,  // MPI_Win_allocate: memory is ours, in node-shared segments
   kShared,    // MPI_Win_allocate_shared: the application's shared memory
   kCreate,    // MPI_Win_create: user memory of other processes, via CMA
-};
-
-// The assert bits each synchronization call accepts (MPI-3 11.5.5); others
-// get MPI_ERR_ARG, as from MPICH.
-inline constexpr int kLockAsserts = MPI_MODE_NOCHECK;
-inline constexpr int kFenceAsserts =
-    MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED;
-inline constexpr int kPostAsserts =
-    MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT;
-inline constexpr int kStartAsserts = MPI_MODE_NOCHECK;
-inline bool ValidAssert(int assert, int allowed) {
-  return (assert & ~allowed) == 0;
-}
-
-// The access epoch this process has opened on the window (MPI-3 11.5).
-// Bit 2 marks the epochs that give access to every target (fence,
-// lock_all): the fast paths test it with one instruction.
-enum class AccessEpoch : uint8_t {
-  kNone = 0,
-  kPscw = 1,
-  kLock = 2,
-  kFence = 4,
-  kLockAll = 5,
-};
-inline bool GivesEveryTarget(AccessEpoch e) {
-  return (static_cast<uint8_t>(e) & 4) != 0;
-}
-// A passive-target epoch: lock or lock_all. Callers read the epoch once
-// (EpochWord below): two reads may see two values under MPI_THREAD_MULTIPLE.
-inline bool IsPassive(AccessEpoch e) {
-  return e == AccessEpoch::kLock || e == AccessEpoch::kLockAll;
-}
-
-// The epoch word of a window. Under MPI_THREAD_MULTIPLE one thread changes it
-// (MPI_Win_lock/unlock, fence, PSCW; under the window's state mutex) while
-// other threads read it without the mutex on the data path (access checks of
-// put/get/accumulate, the epoch checks of lock/unlock/flush). A plain enum
-// there is a data race (undefined behaviour; ThreadSanitizer reports it in
-// shim_threads_test), so it is a relaxed atomic: the same single-byte loads
-// and stores on x86, no fence, nothing on the data path gets slower. The
-// mutex still orders everything else the epoch guards.
-class EpochWord {
- public:
-  operator AccessEpoch() const { return v_.load(std::memory_order_relaxed); }
-  EpochWord& operator=(AccessEpoch e) {
-    v_.store(e, std::memory_order_relaxed);
-    return *this;
-  }
-
- private:
-  std::atomic<AccessEpoch> v_{AccessEpoch::kNone};
-};
-
-enum class LockMode : uint8_t { kNone, kShared, kExclusive };
-
-// This process's passive- and active-target state towards one target.
-// Eight bytes, so the fast paths index the array with a scaled address.
-struct alignas(8) TargetLockState {
-  // The current epoch gives direct access to the target without waiting:
-  // a fence or lock_all epoch (every target: ManagedWindow::SetEpoch), a
-  // lock on it (mode != kNone), or, in a shared-memory PSCW epoch, a
-  // target of the current start whose post has been matched. Kept by the
-  // code that changes those epochs and fields, so DirectWord (access.h)
-  // tests this one byte for them all.
-  bool direct = false;
-  LockMode mode = LockMode::kNone;
-  bool nocheck = false;          // MPI_MODE_NOCHECK: no lock word was taken
-  bool mpi_ops_pending = false;  // passed-through ops not yet flushed
-  bool in_access_group = false;  // PSCW: target of the current start
-  bool post_seen = false;        // PSCW: its post for this epoch arrived
-  uint8_t unused[2] = {};        // no padding: bits() sees defined bytes
-
-  // All fields as one value, so MPI_Win_unlock's inline path tests them
-  // with one compare against LockedBits.
-  uint64_t bits() const { return std::bit_cast<uint64_t>(*this); }
-};
-static_assert(sizeof(TargetLockState) == 8);
-
-// The bits() of a target locked in `mode` by the shared-memory locks, with
-// nothing passed to MPI since: what MarkLocked leaves and the inline
-// unlock releases. (In a lock epoch the PSCW fields are always clear.)
-constexpr uint64_t LockedBits(LockMode mode) {
-  return std::bit_cast<uint64_t>(TargetLockState{.direct = true, .mode = mode});
-}
-
-// PSCW state of this process.
-struct PscwState {
-  std::vector<int> access_group;         // window ranks of the current start
-  std::vector<uint32_t> posts_consumed;  // per target: posts matched so far
-  bool access_nocheck = false;
-  // Between post and wait/test. Atomic: fence, free and the PSCW calls of
-  // other threads read it without the state mutex.
-  std::atomic<bool> exposed{false};
-  uint64_t expected_completes = 0;  // completes owed to this rank so far
-  PostMatching mpi_posts;  // windows spanning nodes: MPI's PSCW (mpi_pscw.h)
 };
 
 class ManagedWindow {
