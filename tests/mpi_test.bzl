@@ -106,18 +106,21 @@ def mpi_diff_test(name, binary, ranks = RANKS, layouts = LAYOUTS, args = [],
     native.test_suite(name = name, tests = tests,
                       tags = ["manual"] if "manual" in tags else [])
 
-def mpi_gtest(name, srcs, deps = [], linkopts = [], suites = {}):
+def mpi_gtest(name, srcs, deps = [], linkopts = [], suites = {},
+              main = "//tests:mpi_gtest_main"):
     """A GoogleTest MPI program and the suites that run it: `name`_bin built
-    from `srcs` with the shared MPI GoogleTest main and test utilities (plus
-    `deps`, `linkopts`), and one mpi_test per entry of `suites` (suite name
-    -> mpi_test's other arguments: args, layouts, ranks, env, size, tags,
+    from `srcs` with the shared MPI GoogleTest main (`main`: the
+    MPI_THREAD_MULTIPLE one, //tests:mpi_gtest_main_thread_multiple, where
+    the program's threads call MPI) and test utilities (plus `deps`,
+    `linkopts`), and one mpi_test per entry of `suites` (suite name ->
+    mpi_test's other arguments: args, layouts, ranks, env, size, tags,
     preload)."""
     binary = name + "_bin"
     native.cc_binary(
         name = binary,
         testonly = True,
         srcs = srcs,
-        deps = [":mpi_gtest_main", ":mpi_test_util"] + deps,
+        deps = [main, "//tests:mpi_test_util"] + deps,
         linkopts = linkopts,
     )
     for suite, kwargs in suites.items():
