@@ -411,6 +411,33 @@ inline void VerifyOp(MPI_Comm pair, MPI_Win win, char* base, Sync sync, Op op,
   }
 }
 
+// The whole of a two-rank table benchmark (rma_atomics, rma_latency): MPI
+// started, the flags checked before anything is measured, a native and a
+// managed window of `bytes` on every rank; rank 0 runs `measure(native,
+// shim, peer)`, `peer` being kTarget's memory as mapped here, and prints
+// its rows (PrintRows).
+template <typename Measure>
+int RunNativeVsShimTable(int argc, char** argv, MPI_Aint bytes,
+                         Measure measure) {
+  MPI_Init(&argc, &argv);
+  const bool csv = ParseFlags(argc, argv).csv;
+  RequireRanks(2);
+  char* base = nullptr;
+  MPI_Win native = AllocateWindow(false, bytes, &base);
+  MPI_Win shim = AllocateWindow(true, bytes, &base);
+  WarnIfNotPreloaded(shim);
+  char* peer = MappedPeer(shim, kTarget);
+  std::vector<Row> rows;
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (Rank() == 0) rows = measure(native, shim, peer);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (Rank() == 0) PrintRows(rows, csv);
+  MPI_Win_free(&shim);
+  MPI_Win_free(&native);
+  MPI_Finalize();
+  return 0;
+}
+
 }  // namespace rmashim_bench
 
 #endif  // RMASHIM_BENCH_PAIR_RMA_H_

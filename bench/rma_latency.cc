@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "bench/pair_rma.h"
 
 namespace {
 
 using namespace rmashim_bench;  // NOLINT
 
-constexpr int kTarget = 1;
 constexpr size_t kMaxBytes = size_t{1} << 20;
 
 std::vector<Row> Measure(MPI_Win native, MPI_Win shim, char* peer) {
@@ -84,27 +84,5 @@ std::vector<Row> Measure(MPI_Win native, MPI_Win shim, char* peer) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  const bool csv = ParseFlags(argc, argv).csv;  // before measuring
-  int rank = 0, size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size < 2) {
-    if (rank == 0) std::fprintf(stderr, "needs at least 2 ranks\n");
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
-  char* base = nullptr;
-  MPI_Win native = AllocateWindow(false, kMaxBytes, &base);
-  MPI_Win shim = AllocateWindow(true, kMaxBytes, &base);
-  WarnIfNotPreloaded(shim);
-  char* peer = MappedPeer(shim, kTarget);
-  std::vector<Row> rows;
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 0) rows = Measure(native, shim, peer);
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 0) PrintRows(rows, csv);
-  MPI_Win_free(&shim);
-  MPI_Win_free(&native);
-  MPI_Finalize();
-  return 0;
+  return RunNativeVsShimTable(argc, argv, kMaxBytes, Measure);
 }
