@@ -89,7 +89,9 @@ Verdict MoveThroughAgent(ManagedWindow& w, const Transfer& x, Form form) {
                                                 MPI_NO_OP,
                                                 form};
   const Verdict v = AccumulateDirect(w, c);
-  if (!v.passes_through() && (v.rc() == MPI_ERR_TYPE || v.rc() == MPI_ERR_OP)) {
+  int error_class = MPI_SUCCESS;
+  if (!v.passes_through() && !v.ok()) PMPI_Error_class(v.rc(), &error_class);
+  if (error_class == MPI_ERR_TYPE || error_class == MPI_ERR_OP) {
     return Verdict::PassThrough(Fallback::kDatatype);
   }
   return v;
@@ -142,10 +144,12 @@ Verdict MoveDirect(ManagedWindow& w, const Transfer& x, Form form) {
   const MPI_Aint offset = x.disp * t.disp_unit;  // Admit checked the range
   addr = t.base + offset;
   if (t.pid != 0) {  // MPI_Win_create memory in another process
-    return CrossMemoryTransfer(
+    const Verdict v = CrossMemoryTransfer(
         x.dir == Direction::kPut, t.pid, addr,
         {addr, x.target_count, x.target_type, target_layout},
         {x.origin, x.origin_count, x.origin_type, origin_layout});
+    if (!v.passes_through()) NoteDirectStores();  // cross-memory writes too
+    return v;
   }
   const int rc =
       x.dir == Direction::kPut

@@ -8,6 +8,9 @@
 namespace rmashim {
 namespace {
 
+// The largest put or get a remote target's agent moves (Admit).
+constexpr MPI_Aint kAgentCopyBytes = MPI_Aint{16} << 20;
+
 // Operations this process passed to MPI for `target` earlier in the epoch
 // complete before a direct accumulate to it: MPI orders accumulates from one
 // origin to the same location (accumulate_ordering, MPI-3 11.7.2).
@@ -22,7 +25,7 @@ int CompletePassedThrough(ManagedWindow& w, int target) {
 std::optional<Verdict> AdmittedAfterPassedThrough(ManagedWindow& w,
                                                   int target) {
   if (const int rc = CompletePassedThrough(w, target)) {
-    return Verdict::Error(rc);
+    return Verdict::Raised(rc);  // MPI_Win_flush on the window raised it
   }
   return std::nullopt;
 }
@@ -70,8 +73,14 @@ std::optional<Verdict> Admit(ManagedWindow& w, Access access, Form form,
     // A remote target's agent (agent.h) moves it in passive epochs, as it
     // applies accumulates (below), so the target need not call MPI for it;
     // MPI orders no put or get against another, so what went to MPI before
-    // need not complete first. In fence and PSCW epochs MPI moves it.
-    if (w.agent_served() && IsPassive(w.epoch)) return std::nullopt;
+    // need not complete first. Up to kAgentCopyBytes: a frame on the
+    // agent's link, with an element run per element at worst, stays far
+    // below the link's limit; MPI moves larger ones, and in fence and PSCW
+    // epochs every one.
+    if (w.agent_served() && IsPassive(w.epoch) &&
+        target_layout.bytes <= kAgentCopyBytes) {
+      return std::nullopt;
+    }
     return Verdict::PassThrough(Fallback::kMultiNodeWindow);
   }
   // On a single-node window every origin honours the stripes, also on

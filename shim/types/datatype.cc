@@ -101,16 +101,30 @@ int DescribeLayout(MPI_Count count, MPI_Datatype type, Layout* out) {
           MPI_SUCCESS) {
     return MPI_ERR_TYPE;
   }
-  out->bytes = static_cast<MPI_Aint>(size) * count;
+  // Counts beyond int (MPI-4's large-count calls) may describe more bytes
+  // than an address holds: MPI_ERR_COUNT, never a wrapped layout.
+  MPI_Aint bytes = 0, stride_span = 0;
+  if (__builtin_mul_overflow(static_cast<MPI_Aint>(size), count, &bytes)) {
+    return MPI_ERR_COUNT;
+  }
+  out->bytes = bytes;
   out->dense = false;  // derived types are copied by MPI's pack engine
   if (count == 0 || size == 0) {
     out->lo = out->hi = 0;
     return MPI_SUCCESS;
   }
   // Elements are `extent` apart; each touches [true_lb, true_lb + true_extent).
-  const MPI_Aint stride_span = static_cast<MPI_Aint>(count - 1) * extent;
-  out->lo = true_lb + (stride_span < 0 ? stride_span : 0);
-  out->hi = true_lb + true_extent + (stride_span > 0 ? stride_span : 0);
+  MPI_Aint lo = 0, hi = 0;
+  if (__builtin_mul_overflow(static_cast<MPI_Aint>(count - 1),
+                             static_cast<MPI_Aint>(extent), &stride_span) ||
+      __builtin_add_overflow(static_cast<MPI_Aint>(true_lb),
+                             stride_span < 0 ? stride_span : 0, &lo) ||
+      __builtin_add_overflow(static_cast<MPI_Aint>(true_lb + true_extent),
+                             stride_span > 0 ? stride_span : 0, &hi)) {
+    return MPI_ERR_COUNT;
+  }
+  out->lo = lo;
+  out->hi = hi;
   return MPI_SUCCESS;
 }
 
