@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -150,6 +151,32 @@ TEST_F(LargeCountCalls, NoEpochIsAnError) {
                             one, MPI_INT64_T, window_.win()),
                   &cls);
   EXPECT_EQ(MPI_ERR_RMA_SYNC, cls);
+}
+
+// As on an MPI-3 library (RMASHIM_TEST_WITHOUT_MPI4=1: the shim acts as if
+// MPI had no large-count functions, shim/base/large_count_calls.h): counts
+// that fit an int still work (the tests above), larger ones are
+// MPI_ERR_COUNT on the window's handler, and nothing is touched.
+TEST_F(LargeCountCalls, BeyondIntWithoutMpi4IsCountError) {
+  const char* v = std::getenv("RMASHIM_TEST_WITHOUT_MPI4");
+  if (v == nullptr || std::strcmp(v, "1") != 0) {
+    GTEST_SKIP() << "only without MPI-4's large-count functions";
+  }
+  const MPI_Count beyond = MPI_Count{INT_MAX} + 1;
+  MPI_Win_lock_all(0, window_.win());
+  int cls = MPI_SUCCESS;
+  MPI_Error_class(MPI_Put_c(&one_, beyond, MPI_BYTE, (Rank() + 1) % Size(), 0,
+                            beyond, MPI_BYTE, window_.win()),
+                  &cls);
+  EXPECT_EQ(MPI_ERR_COUNT, cls);
+  MPI_Error_class(MPI_Accumulate_c(&one_, beyond, MPI_BYTE, 0, 0, beyond,
+                                   MPI_BYTE, MPI_BOR, window_.win()),
+                  &cls);
+  EXPECT_EQ(MPI_ERR_COUNT, cls);
+  MPI_Win_unlock_all(window_.win());
+  for (int i = 0; i < kWords; ++i) {
+    EXPECT_EQ(0, window_.base<int64_t>()[i]) << "word " << i;
+  }
 }
 
 }  // namespace

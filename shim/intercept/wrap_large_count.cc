@@ -12,6 +12,7 @@
 
 #include <climits>
 
+#include "shim/base/large_count_calls.h"
 #include "shim/intercept/finish_call.h"
 #include "shim/move/admission.h"
 #include "shim/process/runtime.h"
@@ -32,6 +33,7 @@ template <typename Call>
 int LargeCall(MPI_Win win, OpKind kind, Access access, int target,
               MPI_Aint disp, MPI_Count count, MPI_Datatype type,
               MPI_Request* request, Call call) {
+  if (!HasLargeCountCalls()) return RaiseOnWindow(win, MPI_ERR_COUNT);
   ManagedWindow* w = FindManaged(win);
   if (w == nullptr) {
     CountUnmanagedOp(win, kind, target, count, type);

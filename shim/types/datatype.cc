@@ -2,12 +2,14 @@
 // and the MPI-4 _c functions throughout: byte counts may exceed 2 GiB).
 #include "shim/types/datatype.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <mutex>
 #include <vector>
 
 #include "shim/base/copy.h"
+#include "shim/base/large_count_calls.h"
 
 namespace rmashim {
 
@@ -53,6 +55,45 @@ class PackableBuffer {
   MPI_Datatype wrapped_ = MPI_DATATYPE_NULL;
 };
 
+// MPI-3's MPI_Pack and MPI_Unpack count bytes in int (no PMPI_Pack_c,
+// large_count_calls.h): `count` elements go in runs of at most INT_MAX
+// bytes, each run from its own element onwards. One element larger than
+// that, or a rebased MPI_BOTTOM buffer (one wrapped element) larger than
+// that, cannot be expressed: MPI_ERR_COUNT.
+template <typename MoveRun>
+int InIntRuns(const PackableBuffer& buf, MPI_Aint bytes, MoveRun move_run) {
+  if (bytes <= INT_MAX) {
+    return move_run(buf.buf(), buf.count(), 0, static_cast<int>(bytes));
+  }
+  MPI_Count size = 0;
+  MPI_Aint lb = 0, extent = 0;
+  if (PMPI_Type_size_x(buf.type(), &size) != MPI_SUCCESS ||
+      PMPI_Type_get_extent(buf.type(), &lb, &extent) != MPI_SUCCESS) {
+    return MPI_ERR_TYPE;
+  }
+  if (size <= 0 || size > INT_MAX) return MPI_ERR_COUNT;
+  const int per_run = static_cast<int>(INT_MAX / size);
+  for (int first = 0; first < buf.count(); first += per_run) {
+    const int n = std::min(per_run, buf.count() - first);
+    void* at = static_cast<char*>(buf.buf()) + MPI_Aint{first} * extent;
+    if (const int rc = move_run(at, n, MPI_Aint{first} * size,
+                                static_cast<int>(n * size))) {
+      return rc;
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+// Whether `type` is committed (MPI_Pack_size rejects uncommitted types).
+bool Committed(MPI_Datatype type) {
+  if (HasLargeCountCalls()) {
+    MPI_Count packed = 0;
+    return PMPI_Pack_size_c(1, type, PackComm(), &packed) == MPI_SUCCESS;
+  }
+  int packed = 0;
+  return PMPI_Pack_size(1, type, PackComm(), &packed) == MPI_SUCCESS;
+}
+
 }  // namespace
 
 MPI_Comm PackComm() {
@@ -70,17 +111,33 @@ void StopDatatypeSupport() {
 int PackBytes(const void* buf, int count, MPI_Datatype type, void* out,
               MPI_Aint bytes) {
   const PackableBuffer in(buf, count, type);
-  MPI_Count position = 0;
-  return PMPI_Pack_c(in.buf(), in.count(), in.type(), out, bytes, &position,
-                     PackComm());
+  if (HasLargeCountCalls()) {
+    MPI_Count position = 0;
+    return PMPI_Pack_c(in.buf(), in.count(), in.type(), out, bytes, &position,
+                       PackComm());
+  }
+  return InIntRuns(
+      in, bytes, [&](void* from, int n, MPI_Aint at, int run_bytes) {
+        int position = 0;
+        return PMPI_Pack(from, n, in.type(), static_cast<char*>(out) + at,
+                         run_bytes, &position, PackComm());
+      });
 }
 
 int UnpackBytes(const void* in, MPI_Aint bytes, void* buf, int count,
                 MPI_Datatype type) {
   const PackableBuffer outbuf(buf, count, type);
-  MPI_Count position = 0;
-  return PMPI_Unpack_c(in, bytes, &position, outbuf.buf(), outbuf.count(),
-                       outbuf.type(), PackComm());
+  if (HasLargeCountCalls()) {
+    MPI_Count position = 0;
+    return PMPI_Unpack_c(in, bytes, &position, outbuf.buf(), outbuf.count(),
+                         outbuf.type(), PackComm());
+  }
+  return InIntRuns(
+      outbuf, bytes, [&](void* to, int n, MPI_Aint at, int run_bytes) {
+        int position = 0;
+        return PMPI_Unpack(static_cast<const char*>(in) + at, run_bytes,
+                           &position, to, n, outbuf.type(), PackComm());
+      });
 }
 
 int DescribeLayout(MPI_Count count, MPI_Datatype type, Layout* out) {
@@ -90,9 +147,7 @@ int DescribeLayout(MPI_Count count, MPI_Datatype type, Layout* out) {
   }
   if (type == MPI_DATATYPE_NULL) return MPI_ERR_TYPE;
   MPI_Count size = 0;
-  MPI_Count packed = 0;  // MPI_Pack_size rejects uncommitted types
-  if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS ||
-      PMPI_Pack_size_c(1, type, PackComm(), &packed) != MPI_SUCCESS) {
+  if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || !Committed(type)) {
     return MPI_ERR_TYPE;
   }
   MPI_Count lb = 0, extent = 0, true_lb = 0, true_extent = 0;
