@@ -50,7 +50,10 @@ int FinishCall(ManagedWindow& w, int target, Verdict v, const Profiled& what,
     CountOp(w.profile, what.kind, w.reach(target), what.count, what.type);
     if (w.target(target).node_local()) CountFallback(w.profile, v.why());
   }
-  return PassThrough(w, target, mpi);
+  const bool copies = what.kind == OpKind::kPut || what.kind == OpKind::kGet ||
+                      what.kind == OpKind::kRput || what.kind == OpKind::kRget;
+  return PassThrough(w, target,
+                     copies ? MpiPending::kCopies : MpiPending::kUpdates, mpi);
 }
 
 // Ends a synchronization call on `w` with verdict `v`, which never passes

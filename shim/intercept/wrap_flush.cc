@@ -46,9 +46,9 @@ Verdict FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
   }
   StateGuard guard(w.state_mutex);
   TargetLockState& state = w.locks[rank];
-  if (!w.target(rank).node_local() || state.mpi_ops_pending) {
+  if (!w.target(rank).node_local() || state.passed_to_mpi()) {
     if (const int rc = flush(rank, w.app_win())) return Verdict::Raised(rc);
-    if (flush == PMPI_Win_flush) state.mpi_ops_pending = false;
+    if (flush == PMPI_Win_flush) state.mpi_pending = MpiPending::kNothing;
   } else if (!w.locks_in_shm()) {
     DriveProgressNowAndThen();
   }
@@ -71,7 +71,7 @@ inline bool NodeLocalFlushApplies(const ManagedWindow& w, int rank) {
   return static_cast<unsigned>(rank) < static_cast<unsigned>(w.comm_size()) &&
          !w.plain() && InPassiveEpochWith(w, rank) && w.profile == nullptr &&
          !w.locks_in_shm() && !g_runtime.thread_multiple() &&
-         w.target(rank).node_local() && !w.locks[rank].mpi_ops_pending;
+         w.target(rank).node_local() && !w.locks[rank].passed_to_mpi();
 }
 
 // A fast flush with accumulates queued: they are applied first. Out of

@@ -30,7 +30,7 @@ namespace rmashim {
 namespace {
 
 void ClearPending(ManagedWindow& w) {
-  for (TargetLockState& s : w.locks) s.mpi_ops_pending = false;
+  for (TargetLockState& s : w.locks) s.mpi_pending = MpiPending::kNothing;
   w.any_mpi_ops_pending = false;
 }
 
@@ -186,7 +186,7 @@ Verdict Unlock(ManagedWindow& w, int rank) {
   if (!w.lock_gates()) {
     result = Verdict::Raised(PMPI_Win_unlock(rank, w.app_win()));
   } else {
-    if (state.mpi_ops_pending) {
+    if (state.passed_to_mpi()) {
       result = Verdict::Raised(PMPI_Win_flush(rank, w.app_win()));
     }
     if (state.nocheck) {

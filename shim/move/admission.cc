@@ -16,8 +16,8 @@ constexpr MPI_Aint kAgentCopyBytes = MPI_Aint{16} << 20;
 // origin to the same location (accumulate_ordering, MPI-3 11.7.2).
 int CompletePassedThrough(ManagedWindow& w, int target) {
   StateGuard guard(w.state_mutex);
-  if (!w.locks[target].mpi_ops_pending) return MPI_SUCCESS;
-  w.locks[target].mpi_ops_pending = false;
+  if (!w.locks[target].passed_to_mpi()) return MPI_SUCCESS;
+  w.locks[target].mpi_pending = MpiPending::kNothing;
   return PMPI_Win_flush(target, w.app_win());
 }
 

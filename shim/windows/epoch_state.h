@@ -28,6 +28,19 @@ inline bool ValidAssert(int assert, int allowed) {
   return (assert & ~allowed) == 0;
 }
 
+// What this process handed MPI for a target and has not completed yet
+// (passthrough.h). Puts and gets are told apart from the accumulate family
+// because MPICH moves them differently: over UCX's RMA, whose worker flush
+// in MPI's fence and complete may miss fragments still queued
+// (shim/sync/mpi_flush.h), against the accumulate family's active
+// messages, which MPI's fence and complete wait for by its own count of
+// acknowledgements (MPIDIG in MPICH 4.0-5.0's ch4).
+enum class MpiPending : uint8_t {
+  kNothing,
+  kUpdates,  // only accumulates, fetch_and_op or compare_and_swap
+  kCopies,   // puts or gets too
+};
+
 // The access epoch this process has opened on the window (MPI-3 11.5).
 // Bit 2 marks the epochs that give access to every target (fence,
 // lock_all): the fast paths test it with one instruction.
@@ -81,10 +94,12 @@ struct alignas(8) TargetLockState {
   bool direct = false;
   LockMode mode = LockMode::kNone;
   bool nocheck = false;          // MPI_MODE_NOCHECK: no lock word was taken
-  bool mpi_ops_pending = false;  // passed-through ops not yet flushed
+  MpiPending mpi_pending = MpiPending::kNothing;  // passed through, not flushed
   bool in_access_group = false;  // PSCW: target of the current start
   bool post_seen = false;        // PSCW: its post for this epoch arrived
   uint8_t unused[2] = {};        // no padding: bits() sees defined bytes
+
+  bool passed_to_mpi() const { return mpi_pending != MpiPending::kNothing; }
 
   // All fields as one value, so MPI_Win_unlock's inline path tests them
   // with one compare against LockedBits.

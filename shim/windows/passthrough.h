@@ -12,15 +12,19 @@
 
 namespace rmashim {
 
-// Remembers that `target` now has MPI operations to complete at the next
-// flush or unlock. Called after the operation was issued, not before: with
-// MPI_THREAD_MULTIPLE another thread's flush of the same target may run in
-// between, complete nothing of ours and clear the mark, and our own flush
-// would then skip MPI and return before a fetched result has arrived.
-inline void NotePassedThrough(ManagedWindow& w, int target) {
+// Remembers that `target` now has MPI operations of kind `pending` (a
+// put or get: kCopies; the accumulate family: kUpdates) to complete at the
+// next flush, unlock, fence or complete. Called after the operation was
+// issued, not before: with MPI_THREAD_MULTIPLE another thread's flush of
+// the same target may run in between, complete nothing of ours and clear
+// the mark, and our own flush would then skip MPI and return before a
+// fetched result has arrived.
+inline void NotePassedThrough(ManagedWindow& w, int target,
+                              MpiPending pending) {
   if (target >= 0 && target < w.comm_size()) {
     StateGuard guard(w.state_mutex);
-    w.locks[target].mpi_ops_pending = true;
+    MpiPending& mark = w.locks[target].mpi_pending;
+    if (pending > mark) mark = pending;
     w.any_mpi_ops_pending = true;
   }
 }
@@ -34,10 +38,10 @@ inline Verdict FlushPassedThrough(ManagedWindow& w, Completion completion) {
   if (!w.any_mpi_ops_pending) return Verdict::Served();
   const int rc = FlushEachTarget(
       w.app_win(), w.comm_size(), completion,
-      [&](int target) { return w.locks[target].mpi_ops_pending; },
+      [&](int target) { return w.locks[target].passed_to_mpi(); },
       [&](int target) {
         if (completion == Completion::kRemote) {
-          w.locks[target].mpi_ops_pending = false;
+          w.locks[target].mpi_pending = MpiPending::kNothing;
         }
       });
   if (rc == MPI_SUCCESS && completion == Completion::kRemote) {
@@ -47,29 +51,33 @@ inline Verdict FlushPassedThrough(ManagedWindow& w, Completion completion) {
 }
 
 // The same in MPI's fence and PSCW epochs on a window spanning nodes, where
-// MPI_Win_flush is erroneous: every target with operations passed to MPI
+// MPI_Win_flush is erroneous: every target with puts or gets passed to MPI
 // has its endpoint flushed (FlushEndpoint, mpi_flush.h), and MPI's own
-// fence or complete then finds them done. The marks are cleared.
+// fence or complete then finds them done. A target that was handed only
+// the accumulate family needs none: MPI's fence and complete wait for
+// those by MPI's own count (MpiPending). The marks are cleared.
 inline Verdict FlushPassedThroughEndpoints(ManagedWindow& w) {
   if (!w.any_mpi_ops_pending) return Verdict::Served();
   for (int target = 0; target < w.comm_size(); ++target) {
-    if (!w.locks[target].mpi_ops_pending) continue;
-    if (const int rc = FlushEndpoint(w.world_rank(target))) {
-      return Verdict::Error(rc);
+    MpiPending& mark = w.locks[target].mpi_pending;
+    if (mark == MpiPending::kCopies) {
+      if (const int rc = FlushEndpoint(w.world_rank(target))) {
+        return Verdict::Error(rc);
+      }
     }
-    w.locks[target].mpi_ops_pending = false;
+    mark = MpiPending::kNothing;
   }
   w.any_mpi_ops_pending = false;
   return Verdict::Served();
 }
 
-// Hands one operation on `w` to MPI (`call`, with the application's
-// window), then notes `target` for the next flush.
+// Hands one operation of kind `pending` on `w` to MPI (`call`, with the
+// application's window), then notes `target` for the next flush.
 template <typename Call>
-int PassThrough(ManagedWindow& w, int target, Call call) {
+int PassThrough(ManagedWindow& w, int target, MpiPending pending, Call call) {
   const int rc = call(w.app_win());
   w.passed_to_mpi.fetch_add(1, std::memory_order_relaxed);
-  NotePassedThrough(w, target);
+  NotePassedThrough(w, target, pending);
   return rc;
 }
 
