@@ -93,7 +93,7 @@ struct alignas(8) TargetLockState {
   // tests this one byte for them all.
   bool direct = false;
   LockMode mode = LockMode::kNone;
-  bool nocheck = false;          // MPI_MODE_NOCHECK: no lock word was taken
+  bool nocheck = false;  // MPI_MODE_NOCHECK: no lock word was taken
   MpiPending mpi_pending = MpiPending::kNothing;  // passed through, not flushed
   bool in_access_group = false;  // PSCW: target of the current start
   bool post_seen = false;        // PSCW: its post for this epoch arrived
