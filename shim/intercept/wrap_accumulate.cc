@@ -15,12 +15,13 @@ using namespace rmashim;  // NOLINT: wrappers below only forward
 
 namespace {
 
-// The full path of a call: on a managed window `direct` gives the verdict
-// and FinishCall ends the call with it; otherwise MPI moves it on `win`.
+// The full path of a call on `win` (`w`: its managed window, or null): on
+// a managed window queued accumulates are applied first, then `direct`
+// gives the verdict (its first step is the inline run of accumulate.h) and
+// FinishCall ends the call with it; otherwise MPI moves it on `win`.
 template <typename Direct, typename Mpi>
-int FullPath(MPI_Win win, int target, MPI_Request* request, Profiled what,
-             Direct direct, Mpi mpi) {
-  ManagedWindow* w = FindManaged(win);
+int FullPath(ManagedWindow* w, MPI_Win win, int target, MPI_Request* request,
+             Profiled what, Direct direct, Mpi mpi) {
   if (w == nullptr) {
     CountUnmanagedOp(win, what.kind, target, what.count, what.type);
     return mpi(win);
@@ -36,14 +37,15 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
                               : MPI_SUCCESS;
 }
 
-[[gnu::noinline]] int AccumulateFullPath(const AccumulateCall& c, MPI_Win win,
+[[gnu::noinline]] int AccumulateFullPath(ManagedWindow* w,
+                                         const AccumulateCall& c, MPI_Win win,
                                          MPI_Request* request) {
   const bool fetching = c.fetching;
   const OpKind kind =
       request ? (fetching ? OpKind::kRgetAccumulate : OpKind::kRaccumulate)
               : (fetching ? OpKind::kGetAccumulate : OpKind::kAccumulate);
   return FullPath(
-      win, c.target, request, {kind, c.target_count, c.target_type},
+      w, win, c.target, request, {kind, c.target_count, c.target_type},
       [&](ManagedWindow& w) { return AccumulateDirect(w, c); },
       [&](MPI_Win used) {
         if (!c.fetching) {
@@ -66,35 +68,16 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
       });
 }
 
-// An MPI_Accumulate that is not queued: applied at once (after the queue),
-// through the fast path where it applies, else the full one.
-[[gnu::noinline]] int AccumulateAtOnce(
-    ManagedWindow* w, const void* origin_addr, int origin_count,
-    MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-    int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
-  if (w != nullptr) ApplyDeferred(*w);
-  if (w != nullptr && origin_datatype == target_datatype &&
-      origin_count == target_count && op != MPI_NO_OP &&
-      TryFastRun(*w, target_datatype, target_count, op, target_rank,
-                 target_disp, origin_addr, nullptr)) {
-    return Served(*w, OpKind::kAccumulate, target_rank, target_count,
-                  target_datatype);
-  }
-  return AccumulateFullPath({false, origin_addr, origin_count, origin_datatype,
-                             nullptr, 0, MPI_DATATYPE_NULL, target_rank,
-                             target_disp, target_count, target_datatype, op},
-                            win, nullptr);
-}
-
 // The fetch_and_op and compare_and_swap calls their fast paths did not
 // serve; out of line, so the fast paths need no stack frame.
-[[gnu::noinline]] int FetchAndOpFullPath(const void* origin_addr,
+[[gnu::noinline]] int FetchAndOpFullPath(ManagedWindow* w,
+                                         const void* origin_addr,
                                          void* result_addr,
                                          MPI_Datatype datatype, int target_rank,
                                          MPI_Aint target_disp, MPI_Op op,
                                          MPI_Win win) {
   return FullPath(
-      win, target_rank, nullptr, {OpKind::kFetchAndOp, 1, datatype},
+      w, win, target_rank, nullptr, {OpKind::kFetchAndOp, 1, datatype},
       [&](ManagedWindow& w) {
         return FetchAndOpDirect(w, origin_addr, result_addr, datatype,
                                 target_rank, target_disp, op);
@@ -106,10 +89,11 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
 }
 
 [[gnu::noinline]] int CompareAndSwapFullPath(
-    const void* origin_addr, const void* compare_addr, void* result_addr,
-    MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) {
+    ManagedWindow* w, const void* origin_addr, const void* compare_addr,
+    void* result_addr, MPI_Datatype datatype, int target_rank,
+    MPI_Aint target_disp, MPI_Win win) {
   return FullPath(
-      win, target_rank, nullptr, {OpKind::kCompareAndSwap, 1, datatype},
+      w, win, target_rank, nullptr, {OpKind::kCompareAndSwap, 1, datatype},
       [&](ManagedWindow& w) {
         return CompareAndSwapDirect(w, origin_addr, compare_addr, result_addr,
                                     datatype, target_rank, target_disp);
@@ -122,76 +106,91 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
 
 // What the word lanes inlined into MPI_Fetch_and_op and
 // MPI_Compare_and_swap did not serve: queued accumulates applied first,
-// then the general fast paths, then the full checks. Out of line with the
-// wrappers' own arguments, so the lanes end in a jump here.
-[[gnu::noinline]] int FetchAndOpInOrder(const void* origin_addr,
+// then the word lane once more (on windows the inline lane does not take:
+// found off the home slot, profiled), the inline run of accumulate.h (any
+// builtin type), then the full path. Out of line with the wrappers' own
+// arguments, so the lanes end in a jump here. (A miss of the inline run
+// tries it once more as the full path's first step, which serves callers
+// that come without trying it; that costs only on the way to MPI or to
+// the full checks.)
+[[gnu::noinline]] int FetchAndOpOffLane(const void* origin_addr,
                                         void* result_addr,
                                         MPI_Datatype datatype, int target_rank,
                                         MPI_Aint target_disp, MPI_Op op,
                                         MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
-  if (w != nullptr) ApplyDeferred(*w);
-  if (w != nullptr &&
-      TryWordFetchAndOp(*w, datatype, op, target_rank, target_disp, origin_addr,
-                        result_addr)) {
-    return MPI_SUCCESS;
+  if (w != nullptr) {
+    ApplyDeferred(*w);
+    if (TryWordFetchAndOp(*w, datatype, op, target_rank, target_disp,
+                          origin_addr, result_addr)) {
+      return MPI_SUCCESS;
+    }
+    if (result_addr != nullptr &&
+        TryFastRun(*w, datatype, 1, op, target_rank, target_disp, origin_addr,
+                   result_addr)) {
+      return Served(*w, OpKind::kFetchAndOp, target_rank, 1, datatype);
+    }
   }
-  if (w != nullptr && result_addr != nullptr &&
-      TryFastRun(*w, datatype, 1, op, target_rank, target_disp, origin_addr,
-                 result_addr)) {
-    return Served(*w, OpKind::kFetchAndOp, target_rank, 1, datatype);
-  }
-  return FetchAndOpFullPath(origin_addr, result_addr, datatype, target_rank,
+  return FetchAndOpFullPath(w, origin_addr, result_addr, datatype, target_rank,
                             target_disp, op, win);
 }
 
-[[gnu::noinline]] int CompareAndSwapInOrder(
+[[gnu::noinline]] int CompareAndSwapOffLane(
     const void* origin_addr, const void* compare_addr, void* result_addr,
     MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
-  if (w != nullptr) ApplyDeferred(*w);
-  if (w != nullptr &&
-      TryWordCompareAndSwap(*w, datatype, target_rank, target_disp, origin_addr,
-                            compare_addr, result_addr)) {
-    return MPI_SUCCESS;
+  if (w != nullptr) {
+    ApplyDeferred(*w);
+    if (TryWordCompareAndSwap(*w, datatype, target_rank, target_disp,
+                              origin_addr, compare_addr, result_addr)) {
+      return MPI_SUCCESS;
+    }
+    if (TryFastCompareSwap(*w, datatype, target_rank, target_disp, origin_addr,
+                           compare_addr, result_addr)) {
+      return Served(*w, OpKind::kCompareAndSwap, target_rank, 1, datatype);
+    }
   }
-  if (w != nullptr &&
-      TryFastCompareSwap(*w, datatype, target_rank, target_disp, origin_addr,
-                         compare_addr, result_addr)) {
-    return Served(*w, OpKind::kCompareAndSwap, target_rank, 1, datatype);
-  }
-  return CompareAndSwapFullPath(origin_addr, compare_addr, result_addr,
+  return CompareAndSwapFullPath(w, origin_addr, compare_addr, result_addr,
                                 datatype, target_rank, target_disp, win);
 }
 
-// What the word lane inlined into MPI_Accumulate did not serve: the first
-// accumulate since the last synchronization at once, the burst after it
-// queued (deferred_atomics.h), everything else through AccumulateAtOnce. Out
-// of line with the wrapper's own arguments, so the lane ends in a jump.
-[[gnu::noinline]] int AccumulateOrQueue(
+// What the word lane inlined into MPI_Accumulate did not serve. One
+// element of the same type on both sides in a passive epoch: the first
+// since the last synchronization arms the queue (deferred_atomics.h) and is
+// applied at once, the burst after it is queued where TryDeferAccumulate
+// takes it. Everything else is applied at once: after what is queued,
+// through the inline run of accumulate.h where it applies, else the full
+// path. Out of line with the wrapper's own arguments, so the lane ends in a
+// jump.
+[[gnu::noinline]] int AccumulateOffLane(
     const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
     int target_rank, MPI_Aint target_disp, int target_count,
     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
   ManagedWindow* w = FindManaged(win);
   if (w != nullptr && target_count == 1 && origin_count == 1 &&
       origin_datatype == target_datatype && op != MPI_NO_OP) {
-    // The first since the last synchronization at once, a burst queued
-    // (deferred_atomics.h).
-    const bool served =
-        w->deferred.armed()
-            ? TryDeferAccumulate(*w, target_datatype, op, target_rank,
-                                 target_disp, origin_addr)
-            : (w->deferred.Arm(),
-               w->deferred.empty() &&
-                   TryFastRun(*w, target_datatype, 1, op, target_rank,
-                              target_disp, origin_addr, nullptr));
-    if (served) {
+    if (!w->deferred.armed()) {
+      w->deferred.Arm();
+    } else if (TryDeferAccumulate(*w, target_datatype, op, target_rank,
+                                  target_disp, origin_addr)) {
       return Served(*w, OpKind::kAccumulate, target_rank, 1, target_datatype);
     }
   }
-  return AccumulateAtOnce(w, origin_addr, origin_count, origin_datatype,
-                          target_rank, target_disp, target_count,
-                          target_datatype, op, win);
+  if (w != nullptr) {
+    ApplyDeferred(*w);
+    if (origin_datatype == target_datatype && origin_count == target_count &&
+        op != MPI_NO_OP &&
+        TryFastRun(*w, target_datatype, target_count, op, target_rank,
+                   target_disp, origin_addr, nullptr)) {
+      return Served(*w, OpKind::kAccumulate, target_rank, target_count,
+                    target_datatype);
+    }
+  }
+  return AccumulateFullPath(w,
+                            {false, origin_addr, origin_count, origin_datatype,
+                             nullptr, 0, MPI_DATATYPE_NULL, target_rank,
+                             target_disp, target_count, target_datatype, op},
+                            win, nullptr);
 }
 
 // Whether an MPI_Accumulate now is applied at once (not queued): nothing
@@ -207,11 +206,11 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
 // ... for one element of the same type on both sides, past the lane's
 // checks: six arguments, all in registers (the type, rank and displacement
 // where MPI_Accumulate receives them), so the lane keeps few alive.
-[[gnu::noinline]] int AccumulateOneOrQueue(const void* origin_addr, MPI_Op op,
+[[gnu::noinline]] int AccumulateOneOffLane(const void* origin_addr, MPI_Op op,
                                            MPI_Datatype datatype,
                                            int target_rank,
                                            MPI_Aint target_disp, MPI_Win win) {
-  return AccumulateOrQueue(origin_addr, 1, datatype, target_rank, target_disp,
+  return AccumulateOffLane(origin_addr, 1, datatype, target_rank, target_disp,
                            1, datatype, op, win);
 }
 
@@ -224,23 +223,23 @@ int MPI_Accumulate(const void* origin_addr, int origin_count,
                    MPI_Aint target_disp, int target_count,
                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
   // One word at once through the lane when nothing is queued or armed;
-  // then arm, as AccumulateOrQueue would have before applying it, so the
+  // then arm, as AccumulateOffLane would have before applying it, so the
   // burst that follows is queued. Epochs that never queue (fence, PSCW:
   // TryDeferAccumulate refuses them) take the lane while armed too.
   if (origin_count != 1 || target_count != 1 ||
       origin_datatype != target_datatype) [[unlikely]] {
-    return AccumulateOrQueue(origin_addr, origin_count, origin_datatype,
+    return AccumulateOffLane(origin_addr, origin_count, origin_datatype,
                              target_rank, target_disp, target_count,
                              target_datatype, op, win);
   }
-  ManagedWindow* w = FindManagedHome(win);  // a miss: AccumulateOneOrQueue
+  ManagedWindow* w = FindManagedHome(win);  // a miss: AccumulateOneOffLane
   if (w != nullptr && AccumulatesAtOnce(*w) &&
       TryWordAccumulate<LaneMiss::kDecline>(
           *w, origin_datatype, op, target_rank, target_disp, origin_addr)) {
     w->deferred.Arm();
     return MPI_SUCCESS;  // a plain window: no profile
   }
-  return AccumulateOneOrQueue(origin_addr, op, origin_datatype, target_rank,
+  return AccumulateOneOffLane(origin_addr, op, origin_datatype, target_rank,
                               target_disp, win);
 }
 
@@ -250,6 +249,7 @@ int MPI_Raccumulate(const void* origin_addr, int origin_count,
                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                     MPI_Request* request) {
   return AccumulateFullPath(
+      FindManaged(win),
       {false, origin_addr, origin_count, origin_datatype, nullptr, 0,
        MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
        target_datatype, op, Form::kRequest},
@@ -273,6 +273,7 @@ int MPI_Get_accumulate(const void* origin_addr, int origin_count,
                   target_datatype);
   }
   return AccumulateFullPath(
+      w,
       {true, origin_addr, origin_count, origin_datatype, result_addr,
        result_count, result_datatype, target_rank, target_disp, target_count,
        target_datatype, op},
@@ -286,6 +287,7 @@ int MPI_Rget_accumulate(const void* origin_addr, int origin_count,
                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                         MPI_Request* request) {
   return AccumulateFullPath(
+      FindManaged(win),
       {true, origin_addr, origin_count, origin_datatype, result_addr,
        result_count, result_datatype, target_rank, target_disp, target_count,
        target_datatype, op, Form::kRequest},
@@ -295,28 +297,28 @@ int MPI_Rget_accumulate(const void* origin_addr, int origin_count,
 int MPI_Fetch_and_op(const void* origin_addr, void* result_addr,
                      MPI_Datatype datatype, int target_rank,
                      MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
-  ManagedWindow* w = FindManagedHome(win);  // a miss: FetchAndOpInOrder
+  ManagedWindow* w = FindManagedHome(win);  // a miss: FetchAndOpOffLane
   if (w != nullptr && w->deferred.empty() &&
       TryWordFetchAndOp<LaneMiss::kInline>(*w, datatype, op, target_rank,
                                            target_disp, origin_addr,
                                            result_addr)) {
     return MPI_SUCCESS;  // a plain window: no profile
   }
-  return FetchAndOpInOrder(origin_addr, result_addr, datatype, target_rank,
+  return FetchAndOpOffLane(origin_addr, result_addr, datatype, target_rank,
                            target_disp, op, win);
 }
 
 int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
                          void* result_addr, MPI_Datatype datatype,
                          int target_rank, MPI_Aint target_disp, MPI_Win win) {
-  ManagedWindow* w = FindManagedHome(win);  // a miss: CompareAndSwapInOrder
+  ManagedWindow* w = FindManagedHome(win);  // a miss: CompareAndSwapOffLane
   if (w != nullptr && w->deferred.empty() &&
       TryWordCompareAndSwap<LaneMiss::kInline>(*w, datatype, target_rank,
                                                target_disp, origin_addr,
                                                compare_addr, result_addr)) {
     return MPI_SUCCESS;  // a plain window: no profile
   }
-  return CompareAndSwapInOrder(origin_addr, compare_addr, result_addr, datatype,
+  return CompareAndSwapOffLane(origin_addr, compare_addr, result_addr, datatype,
                                target_rank, target_disp, win);
 }
 
