@@ -187,9 +187,14 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
     }
   }
   return AccumulateFullPath(w,
-                            {false, origin_addr, origin_count, origin_datatype,
-                             nullptr, 0, MPI_DATATYPE_NULL, target_rank,
-                             target_disp, target_count, target_datatype, op},
+                            {.origin = origin_addr,
+                             .origin_count = origin_count,
+                             .origin_type = origin_datatype,
+                             .target = target_rank,
+                             .disp = target_disp,
+                             .target_count = target_count,
+                             .target_type = target_datatype,
+                             .op = op},
                             win, nullptr);
 }
 
@@ -248,12 +253,17 @@ int MPI_Raccumulate(const void* origin_addr, int origin_count,
                     MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                     MPI_Request* request) {
-  return AccumulateFullPath(
-      FindManaged(win),
-      {false, origin_addr, origin_count, origin_datatype, nullptr, 0,
-       MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
-       target_datatype, op, Form::kRequest},
-      win, request);
+  return AccumulateFullPath(FindManaged(win),
+                            {.origin = origin_addr,
+                             .origin_count = origin_count,
+                             .origin_type = origin_datatype,
+                             .target = target_rank,
+                             .disp = target_disp,
+                             .target_count = target_count,
+                             .target_type = target_datatype,
+                             .op = op,
+                             .form = Form::kRequest},
+                            win, request);
 }
 
 int MPI_Get_accumulate(const void* origin_addr, int origin_count,
@@ -272,12 +282,20 @@ int MPI_Get_accumulate(const void* origin_addr, int origin_count,
     return Served(*w, OpKind::kGetAccumulate, target_rank, target_count,
                   target_datatype);
   }
-  return AccumulateFullPath(
-      w,
-      {true, origin_addr, origin_count, origin_datatype, result_addr,
-       result_count, result_datatype, target_rank, target_disp, target_count,
-       target_datatype, op},
-      win, nullptr);
+  return AccumulateFullPath(w,
+                            {.fetching = true,
+                             .origin = origin_addr,
+                             .origin_count = origin_count,
+                             .origin_type = origin_datatype,
+                             .result = result_addr,
+                             .result_count = result_count,
+                             .result_type = result_datatype,
+                             .target = target_rank,
+                             .disp = target_disp,
+                             .target_count = target_count,
+                             .target_type = target_datatype,
+                             .op = op},
+                            win, nullptr);
 }
 
 int MPI_Rget_accumulate(const void* origin_addr, int origin_count,
@@ -286,12 +304,21 @@ int MPI_Rget_accumulate(const void* origin_addr, int origin_count,
                         int target_rank, MPI_Aint target_disp, int target_count,
                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                         MPI_Request* request) {
-  return AccumulateFullPath(
-      FindManaged(win),
-      {true, origin_addr, origin_count, origin_datatype, result_addr,
-       result_count, result_datatype, target_rank, target_disp, target_count,
-       target_datatype, op, Form::kRequest},
-      win, request);
+  return AccumulateFullPath(FindManaged(win),
+                            {.fetching = true,
+                             .origin = origin_addr,
+                             .origin_count = origin_count,
+                             .origin_type = origin_datatype,
+                             .result = result_addr,
+                             .result_count = result_count,
+                             .result_type = result_datatype,
+                             .target = target_rank,
+                             .disp = target_disp,
+                             .target_count = target_count,
+                             .target_type = target_datatype,
+                             .op = op,
+                             .form = Form::kRequest},
+                            win, request);
 }
 
 int MPI_Fetch_and_op(const void* origin_addr, void* result_addr,
