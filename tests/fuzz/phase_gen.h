@@ -214,6 +214,9 @@ class PhaseGen {
   std::vector<int> outstanding_;
 };
 
+// A window for the program (window_gen.cc).
+WindowSpec MakeWindow(const Layout& layout, Rng& rng);
+
 }  // namespace gen
 }  // namespace rma_fuzz
 
