@@ -186,16 +186,11 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
                     target_datatype);
     }
   }
-  return AccumulateFullPath(w,
-                            {.origin = origin_addr,
-                             .origin_count = origin_count,
-                             .origin_type = origin_datatype,
-                             .target = target_rank,
-                             .disp = target_disp,
-                             .target_count = target_count,
-                             .target_type = target_datatype,
-                             .op = op},
-                            win, nullptr);
+  return AccumulateFullPath(
+      w,
+      AccumulateOf(origin_addr, origin_count, origin_datatype, target_rank,
+                   target_disp, target_count, target_datatype, op),
+      win, nullptr);
 }
 
 // Whether an MPI_Accumulate now is applied at once (not queued): nothing
@@ -253,17 +248,12 @@ int MPI_Raccumulate(const void* origin_addr, int origin_count,
                     MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                     MPI_Request* request) {
-  return AccumulateFullPath(FindManaged(win),
-                            {.origin = origin_addr,
-                             .origin_count = origin_count,
-                             .origin_type = origin_datatype,
-                             .target = target_rank,
-                             .disp = target_disp,
-                             .target_count = target_count,
-                             .target_type = target_datatype,
-                             .op = op,
-                             .form = Form::kRequest},
-                            win, request);
+  return AccumulateFullPath(
+      FindManaged(win),
+      AccumulateOf(origin_addr, origin_count, origin_datatype, target_rank,
+                   target_disp, target_count, target_datatype, op,
+                   Form::kRequest),
+      win, request);
 }
 
 int MPI_Get_accumulate(const void* origin_addr, int origin_count,
@@ -282,20 +272,12 @@ int MPI_Get_accumulate(const void* origin_addr, int origin_count,
     return Served(*w, OpKind::kGetAccumulate, target_rank, target_count,
                   target_datatype);
   }
-  return AccumulateFullPath(w,
-                            {.fetching = true,
-                             .origin = origin_addr,
-                             .origin_count = origin_count,
-                             .origin_type = origin_datatype,
-                             .result = result_addr,
-                             .result_count = result_count,
-                             .result_type = result_datatype,
-                             .target = target_rank,
-                             .disp = target_disp,
-                             .target_count = target_count,
-                             .target_type = target_datatype,
-                             .op = op},
-                            win, nullptr);
+  return AccumulateFullPath(
+      w,
+      GetAccumulateOf(origin_addr, origin_count, origin_datatype, result_addr,
+                      result_count, result_datatype, target_rank, target_disp,
+                      target_count, target_datatype, op),
+      win, nullptr);
 }
 
 int MPI_Rget_accumulate(const void* origin_addr, int origin_count,
@@ -304,21 +286,12 @@ int MPI_Rget_accumulate(const void* origin_addr, int origin_count,
                         int target_rank, MPI_Aint target_disp, int target_count,
                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                         MPI_Request* request) {
-  return AccumulateFullPath(FindManaged(win),
-                            {.fetching = true,
-                             .origin = origin_addr,
-                             .origin_count = origin_count,
-                             .origin_type = origin_datatype,
-                             .result = result_addr,
-                             .result_count = result_count,
-                             .result_type = result_datatype,
-                             .target = target_rank,
-                             .disp = target_disp,
-                             .target_count = target_count,
-                             .target_type = target_datatype,
-                             .op = op,
-                             .form = Form::kRequest},
-                            win, request);
+  return AccumulateFullPath(
+      FindManaged(win),
+      GetAccumulateOf(origin_addr, origin_count, origin_datatype, result_addr,
+                      result_count, result_datatype, target_rank, target_disp,
+                      target_count, target_datatype, op, Form::kRequest),
+      win, request);
 }
 
 int MPI_Fetch_and_op(const void* origin_addr, void* result_addr,

@@ -62,25 +62,13 @@ struct Transfer {
 // MPI moves those.
 Verdict MoveThroughAgent(ManagedWindow& w, const Transfer& x, Form form) {
   const bool put = x.dir == Direction::kPut;
-  const AccumulateCall c = put ? AccumulateCall{.origin = x.origin,
-                                                .origin_count = x.origin_count,
-                                                .origin_type = x.origin_type,
-                                                .target = x.target,
-                                                .disp = x.disp,
-                                                .target_count = x.target_count,
-                                                .target_type = x.target_type,
-                                                .op = MPI_REPLACE,
-                                                .form = form}
-                               : AccumulateCall{.fetching = true,
-                                                .result = x.origin,
-                                                .result_count = x.origin_count,
-                                                .result_type = x.origin_type,
-                                                .target = x.target,
-                                                .disp = x.disp,
-                                                .target_count = x.target_count,
-                                                .target_type = x.target_type,
-                                                .op = MPI_NO_OP,
-                                                .form = form};
+  const AccumulateCall c =
+      put ? AccumulateOf(x.origin, x.origin_count, x.origin_type, x.target,
+                         x.disp, x.target_count, x.target_type, MPI_REPLACE,
+                         form)
+          : GetAccumulateOf(nullptr, 0, MPI_DATATYPE_NULL, x.origin,
+                            x.origin_count, x.origin_type, x.target, x.disp,
+                            x.target_count, x.target_type, MPI_NO_OP, form);
   const Verdict v = AccumulateDirect(w, c);
   int error_class = MPI_SUCCESS;
   if (!v.passes_through() && !v.ok()) PMPI_Error_class(v.rc(), &error_class);

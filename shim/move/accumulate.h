@@ -33,6 +33,39 @@ struct AccumulateCall {
   Form form = Form::kPlain;  // kRequest: MPI_Raccumulate, MPI_Rget_accumulate
 };
 
+// The calls of MPI_Accumulate and MPI_Get_accumulate (and their request
+// forms), their arguments in the MPI call's order.
+inline AccumulateCall AccumulateOf(const void* origin, int origin_count,
+                                   MPI_Datatype origin_type, int target,
+                                   MPI_Aint disp, int target_count,
+                                   MPI_Datatype target_type, MPI_Op op,
+                                   Form form = Form::kPlain) {
+  return {.origin = origin,
+          .origin_count = origin_count,
+          .origin_type = origin_type,
+          .target = target,
+          .disp = disp,
+          .target_count = target_count,
+          .target_type = target_type,
+          .op = op,
+          .form = form};
+}
+inline AccumulateCall GetAccumulateOf(const void* origin, int origin_count,
+                                      MPI_Datatype origin_type, void* result,
+                                      int result_count,
+                                      MPI_Datatype result_type, int target,
+                                      MPI_Aint disp, int target_count,
+                                      MPI_Datatype target_type, MPI_Op op,
+                                      Form form = Form::kPlain) {
+  AccumulateCall c = AccumulateOf(origin, origin_count, origin_type, target,
+                                  disp, target_count, target_type, op, form);
+  c.fetching = true;
+  c.result = result;
+  c.result_count = result_count;
+  c.result_type = result_type;
+  return c;
+}
+
 // The family's fast path, inlined into each wrapper: `count` elements of
 // builtin `type` on every side, packed in the user's buffers (`origin`
 // unused with MPI_NO_OP), to a target of a single-node window mapped here,
