@@ -143,7 +143,8 @@ class AgentParked {
 // packed) at `runs` from displacement `disp` of window rank `target`
 // (remote, on a window w.agent_served()), combined with `op`: `origin`
 // packed (nullptr for MPI_NO_OP); with `result`, the old values come back
-// there, packed, before the call returns.
+// there, packed, before the call returns. A call of more than 16 MiB goes
+// as several requests, in order (agent_origin.cc).
 int AgentUpdate(ManagedWindow& w, int target, MPI_Aint disp,
                 MPI_Datatype element, MPI_Op op,
                 std::span<const ElementRun> runs, size_t elements,

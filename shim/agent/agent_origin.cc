@@ -2,6 +2,7 @@
 // remote targets' agents over this process's links, and the answers.
 #include <poll.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -133,11 +134,19 @@ void NotePending(ManagedWindow& w, int target) {
 
 }  // namespace
 
-int AgentUpdate(ManagedWindow& w, int target, MPI_Aint disp,
-                MPI_Datatype element, MPI_Op op,
-                std::span<const ElementRun> runs, size_t elements,
-                size_t element_size, const std::byte* origin,
-                std::byte* result) {
+namespace {
+
+// The most one update request carries (runs and packed elements): far
+// below the link's frame limit (kMaxFrame, agent_link.cc) and the int
+// length of a fetched reply.
+constexpr size_t kUpdateRequestBytes = size_t{16} << 20;
+
+// One update request: the whole of AgentUpdate's call, or one piece of it.
+int SendUpdate(ManagedWindow& w, int target, MPI_Aint disp,
+               MPI_Datatype element, MPI_Op op,
+               std::span<const ElementRun> runs, size_t elements,
+               size_t element_size, const std::byte* origin,
+               std::byte* result) {
   const RequestHeader h{.kind = RequestKind::kUpdate,
                         .window = w.agent_id(target),
                         .disp = disp,
@@ -160,6 +169,63 @@ int AgentUpdate(ManagedWindow& w, int target, MPI_Aint disp,
   const int rc = Exchange(s, w.world_rank(target), msg, result, reply_bytes);
   if (rc == MPI_SUCCESS && result == nullptr) NotePending(w, target);
   return rc;
+}
+
+}  // namespace
+
+// A call larger than kUpdateRequestBytes goes as several requests, each the
+// next elements in the runs' order (a run may be cut between two), on the
+// same stream. That changes nothing a program can observe: MPI makes an
+// accumulate atomic per element only (MPI-3 11.7.1), and the agent applies
+// one origin's requests in the order they were sent.
+int AgentUpdate(ManagedWindow& w, int target, MPI_Aint disp,
+                MPI_Datatype element, MPI_Op op,
+                std::span<const ElementRun> runs, size_t elements,
+                size_t element_size, const std::byte* origin,
+                std::byte* result) {
+  const size_t per_element = element_size;  // origin data or fetched reply
+  if (runs.size() * sizeof(ElementRun) + elements * per_element <=
+      kUpdateRequestBytes) {
+    return SendUpdate(w, target, disp, element, op, runs, elements,
+                      element_size, origin, result);
+  }
+  MPI_Aint lb = 0, extent = 0;  // consecutive elements of a run
+  if (PMPI_Type_get_extent(element, &lb, &extent) != MPI_SUCCESS) {
+    return MPI_ERR_TYPE;
+  }
+  std::vector<ElementRun> piece;
+  size_t sent = 0;    // elements sent so far
+  size_t run = 0;     // the run the next piece starts in
+  MPI_Aint skip = 0;  // and its elements already sent
+  while (run < runs.size()) {
+    piece.clear();
+    size_t n = 0, bytes = 0;
+    while (run < runs.size() &&
+           bytes + sizeof(ElementRun) + per_element <= kUpdateRequestBytes) {
+      const MPI_Aint left = runs[run].count - skip;
+      const auto room = static_cast<MPI_Aint>(
+          (kUpdateRequestBytes - bytes - sizeof(ElementRun)) / per_element);
+      const MPI_Aint take = std::min(left, room);
+      if (take > 0) {
+        piece.push_back({runs[run].offset + skip * extent, take});
+        bytes += sizeof(ElementRun) + static_cast<size_t>(take) * per_element;
+        n += static_cast<size_t>(take);
+      }
+      skip += take;
+      if (skip < runs[run].count) break;  // the piece is full
+      ++run;
+      skip = 0;
+    }
+    if (n == 0) continue;  // only empty runs were left
+    if (const int rc = SendUpdate(
+            w, target, disp, element, op, piece, n, element_size,
+            origin != nullptr ? origin + sent * element_size : nullptr,
+            result != nullptr ? result + sent * element_size : nullptr)) {
+      return rc;
+    }
+    sent += n;
+  }
+  return MPI_SUCCESS;
 }
 
 int AgentCompareSwap(ManagedWindow& w, int target, MPI_Aint disp,
