@@ -36,8 +36,8 @@ start=$SECONDS
 mapfile -t subset < <(bazel query --noshow_progress \
   'filter("_(2ranks_node|3ranks_oddeven)$", tests(//tests/...))
    + tests(//tests/faults:all)
-   + //tests:shm_lock_test + //tests:shm_lock_announce_test
-   + //tests:window_table_test
+   + //tests/unit:shm_lock_test + //tests/unit:shm_lock_announce_test
+   + //tests/unit:window_table_test
    except attr(tags, "valgrind|manual", tests(//tests/...))' 2>/dev/null)
 [[ ${#subset[@]} -gt 0 ]] || { echo "test.sh: empty sanitizer subset" >&2; exit 1; }
 bazel test --config=asan_ubsan --local_test_jobs=1 "$@" -- "${subset[@]}"
@@ -46,6 +46,6 @@ echo "test.sh: ASan+UBSan: ${#subset[@]} tests in $((SECONDS - start)) s"
 # TSan on the tests that call into the shim from several threads at once.
 start=$SECONDS
 bazel test --config=tsan --local_test_jobs=1 "$@" -- \
-  //tests:shm_lock_test //tests:shm_lock_announce_test //tests:shm_lock_bias_test \
-  //tests:shim_threads_test //tests:word_atomics_test
+  //tests/unit:shm_lock_test //tests/unit:shm_lock_announce_test //tests/unit:shm_lock_bias_test \
+  //tests/mpi:shim_threads_test //tests/unit:word_atomics_test
 echo "test.sh: TSan: $((SECONDS - start)) s"

@@ -128,7 +128,7 @@ def mpi_gtest(name, srcs, deps = [], linkopts = [], suites = {},
 
 def dart_gtest(name, srcs, suites = {}):
     """A GoogleTest DART program (main() runs dart_init and dart_exit and
-    links libdart.so: tests/dart_gtest_main.cc) and the suites that run it,
+    links libdart.so: tests/dart/dart_gtest_main.cc) and the suites that run it,
     as mpi_gtest; the suites run without the shim preloaded unless one says
     preload = True."""
     binary = name + "_bin"

@@ -9,7 +9,7 @@
 // forms (datatype.cc packs in runs of at most INT_MAX bytes), and the
 // large-count wrappers (wrap_large_count.cc), which only a program built
 // against an MPI-4 library calls, give MPI_ERR_COUNT for counts beyond
-// int. //tests:weak_mpi4_symbols_test checks that no reference to an MPI-4
+// int. //tests/install:mpi3_symbols_test checks that no reference to an MPI-4
 // function stays strong.
 //
 // RMASHIM_TEST_WITHOUT_MPI4=1 makes the shim act as if they were absent,

@@ -258,7 +258,7 @@ static void RunCases(ctx_t* c) {
    * epoch; no fence while an exposure epoch (post without wait) is open.
    * (MPI_Win_free in an exposure epoch is refused too, but native MPICH
    * 4.0.2 then drops a reference to the window's error handler and a later
-   * MPI_Errhandler_free aborts: tests/shim_call_shapes_test.cc has it.) */
+   * MPI_Errhandler_free aborts: tests/mpi/shim_call_shapes_test.cc has it.) */
   CASE(c, "sync outside any epoch", MPI_Win_sync(c->win));
   MPI_Win_fence(0, c->win);
   CASE(c, "sync in a fence epoch", MPI_Win_sync(c->win));

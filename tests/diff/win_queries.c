@@ -5,7 +5,7 @@
  *     size, disp_unit and whether the base is NULL (not the address); not
  *     for MPI_Win_allocate windows, where the shim deliberately answers
  *     with node-local peers' memory (MPI-4) and MPICH 4.0.2 with
- *     MPI_ERR_RMA_FLAVOR (tests/shim_window_flavor_test.cc covers the
+ *     MPI_ERR_RMA_FLAVOR (tests/mpi/shim_window_flavor_test.cc covers the
  *     shim's side);
  *   MPI_Win_get_attr: flavor, model, size, disp_unit.
  * Windows: MPI_Win_allocate, MPI_Win_create, MPI_Win_allocate_shared (node

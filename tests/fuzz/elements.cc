@@ -188,7 +188,7 @@ std::vector<MPI_Op> AccumulateOps(const ElemType& e, bool concurrent) {
   const unsigned g = e.group;
   const bool is_unsigned = e.repr == Repr::kUint;
   // MPICH 4.0.2 orders unsigned integers as signed ones in MPI_MAX/MPI_MIN
-  // (tests/shim_accumulate_util.h: Scalar::ApplyAsMpich); the shim follows
+  // (tests/mpi/shim_accumulate_util.h: Scalar::ApplyAsMpich); the shim follows
   // MPI. A known departure, so left out here.
   if ((g & (kCInt | kFInt | kFloat)) && !is_unsigned) {
     ops.push_back(MPI_MAX);

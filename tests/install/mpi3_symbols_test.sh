@@ -5,7 +5,7 @@
 # must be weak (shim/base/large_count_calls.h), so the dynamic loader
 # resolves it to null there instead of refusing the library. Then it must
 # work without them: the large-count calls' and the datatype suites run with
-# RMASHIM_TEST_WITHOUT_MPI4=1 elsewhere (tests/BUILD).
+# RMASHIM_TEST_WITHOUT_MPI4=1 elsewhere (tests/mpi/BUILD).
 #   mpi3_symbols_test.sh librmashim.so
 set -euo pipefail
 lib=$1
