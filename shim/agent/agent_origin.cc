@@ -132,10 +132,6 @@ void NotePending(ManagedWindow& w, int target) {
   w.any_agent_pending = true;
 }
 
-}  // namespace
-
-namespace {
-
 // The most one update request carries (runs and packed elements): far
 // below the link's frame limit (kMaxFrame, agent_link.cc) and the int
 // length of a fetched reply.
@@ -183,8 +179,8 @@ int AgentUpdate(ManagedWindow& w, int target, MPI_Aint disp,
                 std::span<const ElementRun> runs, size_t elements,
                 size_t element_size, const std::byte* origin,
                 std::byte* result) {
-  const size_t per_element = element_size;  // origin data or fetched reply
-  if (runs.size() * sizeof(ElementRun) + elements * per_element <=
+  // Each element costs element_size bytes: of origin data or of the reply.
+  if (runs.size() * sizeof(ElementRun) + elements * element_size <=
       kUpdateRequestBytes) {
     return SendUpdate(w, target, disp, element, op, runs, elements,
                       element_size, origin, result);
@@ -201,14 +197,14 @@ int AgentUpdate(ManagedWindow& w, int target, MPI_Aint disp,
     piece.clear();
     size_t n = 0, bytes = 0;
     while (run < runs.size() &&
-           bytes + sizeof(ElementRun) + per_element <= kUpdateRequestBytes) {
+           bytes + sizeof(ElementRun) + element_size <= kUpdateRequestBytes) {
       const MPI_Aint left = runs[run].count - skip;
       const auto room = static_cast<MPI_Aint>(
-          (kUpdateRequestBytes - bytes - sizeof(ElementRun)) / per_element);
+          (kUpdateRequestBytes - bytes - sizeof(ElementRun)) / element_size);
       const MPI_Aint take = std::min(left, room);
       if (take > 0) {
         piece.push_back({runs[run].offset + skip * extent, take});
-        bytes += sizeof(ElementRun) + static_cast<size_t>(take) * per_element;
+        bytes += sizeof(ElementRun) + static_cast<size_t>(take) * element_size;
         n += static_cast<size_t>(take);
       }
       skip += take;

@@ -27,6 +27,13 @@ struct Profiled {
   MPI_Datatype type;
 };
 
+// What an operation of `kind` handed to MPI leaves to complete.
+inline MpiPending PendingOf(OpKind kind) {
+  const bool copies = kind == OpKind::kPut || kind == OpKind::kGet ||
+                      kind == OpKind::kRput || kind == OpKind::kRget;
+  return copies ? MpiPending::kCopies : MpiPending::kUpdates;
+}
+
 // Ends a call to `target` on `w` with verdict `v`. Served: counted when it
 // succeeded (not for MPI_PROC_NULL), `*request` (request-based forms) the
 // completed request, the error class raised on the window. Passed
@@ -50,10 +57,7 @@ int FinishCall(ManagedWindow& w, int target, Verdict v, const Profiled& what,
     CountOp(w.profile, what.kind, w.reach(target), what.count, what.type);
     if (w.target(target).node_local()) CountFallback(w.profile, v.why());
   }
-  const bool copies = what.kind == OpKind::kPut || what.kind == OpKind::kGet ||
-                      what.kind == OpKind::kRput || what.kind == OpKind::kRget;
-  return PassThrough(w, target,
-                     copies ? MpiPending::kCopies : MpiPending::kUpdates, mpi);
+  return PassThrough(w, target, PendingOf(what.kind), mpi);
 }
 
 // Ends a synchronization call on `w` with verdict `v`, which never passes

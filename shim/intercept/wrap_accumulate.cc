@@ -1,6 +1,7 @@
-// The accumulate family on managed windows: node-local targets of
-// single-node windows are served by shim/move/accumulate.cc; everything else
-// goes to MPI on the window whose epoch covers it.
+// The accumulate family's wrappers: each tries its inline lane, then takes
+// the full path, where Admit (shim/move/admission.h) decides: served in
+// shared memory or by a remote target's agent (shim/move/accumulate.cc), an
+// error, or passed to MPI with the reason; FinishCall ends the call.
 #include <mpi.h>
 
 #include "shim/intercept/finish_call.h"

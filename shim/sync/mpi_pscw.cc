@@ -41,8 +41,26 @@ void OpenPostMatching() {
   g_tag_ub = flag ? *tag_ub : 32767;  // MPI's least
 }
 
+// Posts that no start received (a program's erroneous PSCW calls, a window
+// freed between post and start) still wait in MPI's queue, and MPICH 4.3
+// and later refuse to free a communicator with unmatched messages (an
+// error at MPI_Finalize). So they are received first, once every process
+// has stopped posting (the barrier; MPI_Finalize is collective).
 void ClosePostMatching() {
-  if (g_post_comm != MPI_COMM_NULL) PMPI_Comm_free(&g_post_comm);
+  if (g_post_comm == MPI_COMM_NULL) return;
+  PMPI_Barrier(g_post_comm);
+  for (;;) {
+    int waiting = 0;
+    MPI_Status status;
+    if (PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, g_post_comm, &waiting,
+                    &status) != MPI_SUCCESS ||
+        !waiting) {
+      break;
+    }
+    PMPI_Recv(nullptr, 0, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG,
+              g_post_comm, MPI_STATUS_IGNORE);
+  }
+  PMPI_Comm_free(&g_post_comm);
 }
 
 long ProposePostTag() {

@@ -72,12 +72,12 @@ int InIntRuns(const PackableBuffer& buf, MPI_Aint bytes, MoveRun move_run) {
     return MPI_ERR_TYPE;
   }
   if (size <= 0 || size > INT_MAX) return MPI_ERR_COUNT;
-  const int per_run = static_cast<int>(INT_MAX / size);
-  for (int first = 0; first < buf.count(); first += per_run) {
-    const int n = std::min(per_run, buf.count() - first);
-    void* at = static_cast<char*>(buf.buf()) + MPI_Aint{first} * extent;
-    if (const int rc = move_run(at, n, MPI_Aint{first} * size,
-                                static_cast<int>(n * size))) {
+  const MPI_Aint per_run = INT_MAX / size;
+  for (MPI_Aint first = 0; first < buf.count(); first += per_run) {
+    const auto n = static_cast<int>(std::min(per_run, buf.count() - first));
+    void* at = static_cast<char*>(buf.buf()) + first * extent;
+    if (const int rc =
+            move_run(at, n, first * size, static_cast<int>(n * size))) {
       return rc;
     }
   }

@@ -32,9 +32,11 @@ inline bool ValidAssert(int assert, int allowed) {
 // (passthrough.h). Puts and gets are told apart from the accumulate family
 // because MPICH moves them differently: over UCX's RMA, whose worker flush
 // in MPI's fence and complete may miss fragments still queued
-// (shim/sync/mpi_flush.h), against the accumulate family's active
-// messages, which MPI's fence and complete wait for by its own count of
-// acknowledgements (MPIDIG in MPICH 4.0-5.0's ch4).
+// (shim/sync/mpi_flush.h), against the accumulate family's active messages
+// (MPIDIG in MPICH 4.0-5.0's ch4), each its own UCX request: MPI's fence
+// waits for their local completion and for the targets' acknowledgements
+// of accumulates, and complete for their local completion, then sends its
+// complete message behind them on the same path.
 enum class MpiPending : uint8_t {
   kNothing,
   kUpdates,  // only accumulates, fetch_and_op or compare_and_swap

@@ -54,8 +54,8 @@ inline Verdict FlushPassedThrough(ManagedWindow& w, Completion completion) {
 // MPI_Win_flush is erroneous: every target with puts or gets passed to MPI
 // has its endpoint flushed (FlushEndpoint, mpi_flush.h), and MPI's own
 // fence or complete then finds them done. A target that was handed only
-// the accumulate family needs none: MPI's fence and complete wait for
-// those by MPI's own count (MpiPending). The marks are cleared.
+// the accumulate family needs none: MPI's fence and complete track those
+// themselves (MpiPending says how). The marks are cleared.
 inline Verdict FlushPassedThroughEndpoints(ManagedWindow& w) {
   if (!w.any_mpi_ops_pending) return Verdict::Served();
   for (int target = 0; target < w.comm_size(); ++target) {

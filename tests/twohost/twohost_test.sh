@@ -20,7 +20,7 @@
 #       [--agent-test shim_agent_test_bin] [--dart-bin DIR] [--real-app DIR]
 #       [--quick]
 # DIR holds tests/diff's *_bin programs. --quick: only put_get and one fuzz
-# batch (for trying the setup). --dart-bin: tests' directory with the
+# batch (for trying the setup). --dart-bin: tests/dart's directory with the
 # dart_*_test_bin programs; their atomic and lock suites run with the agent
 # (libdart, nothing preloaded). --real-app: tests/real_app's directory; then
 # NWChem's SCF and BAGEL's FCI run on 1+1 ranks, and BAGEL's on 2+2, with
