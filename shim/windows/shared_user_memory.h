@@ -25,6 +25,9 @@
 //    left it (MPI's and the network library's own threads do not touch
 //    application memory). Not on the thread level alone: programs that ask
 //    for MPI_THREAD_SINGLE and compute with OpenMP threads are common.
+//    A thread just joined may still be counted for a moment (the kernel
+//    wakes pthread_join before it drops the thread from the count): a
+//    window created then stays on the cross-memory path, right but slower.
 //  - Before PMPI_Win_create: MPI registers the memory for remote access
 //    (RDMA) there, and must register the pages that stay.
 //  - A buffer can serve many windows, one after the other or at once. The

@@ -14,8 +14,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <filesystem>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -50,6 +52,31 @@ void ExpectMapped(MPI_Win win, bool expected, const char* what) {
       EXPECT_FALSE(IsMapped(win, r)) << what << ": off-node rank " << r;
     }
   }
+}
+
+// Threads of this process as the kernel counts them (/proc/self/task).
+long ThreadsNow() {
+  long n = 0;
+  for ([[maybe_unused]] const auto& task :
+       std::filesystem::directory_iterator("/proc/self/task")) {
+    ++n;
+  }
+  return n;
+}
+
+// pthread_join returns once the kernel has cleared the thread's id, which
+// it does before it takes the thread off the process's thread count, so
+// for a moment after a join the count (what the shim reads at
+// MPI_Win_create) still includes it. Waits, at most ten seconds, until the
+// count is back to `threads`.
+bool WaitForThreadCount(long threads) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (ThreadsNow() != threads) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
 }
 
 MPI_Win Create(void* base, size_t bytes) {
@@ -266,6 +293,7 @@ TEST(CreateSharedMemoryTest, ThreadStartedAfterInitKeepsCrossMemory) {
   std::mutex m;
   std::condition_variable cv;
   bool done = false;
+  const long threads_before = ThreadsNow();
   std::thread computing([&] {  // a thread of the program's, alive meanwhile
     std::unique_lock<std::mutex> lock(m);
     cv.wait(lock, [&] { return done; });
@@ -281,6 +309,8 @@ TEST(CreateSharedMemoryTest, ThreadStartedAfterInitKeepsCrossMemory) {
   }
   cv.notify_one();
   computing.join();
+  EXPECT_TRUE(WaitForThreadCount(threads_before))
+      << "the joined thread is still counted after ten seconds";
   std::memset(own, 0, bytes);
   win = Create(own, bytes);  // the thread is gone: shared again
   ExpectMapped(win, SharingOn(), "window once the thread has ended");
