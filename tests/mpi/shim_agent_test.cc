@@ -7,205 +7,22 @@
 // target's agent); tickets are unique; in passive epochs none of it went
 // to MPI and every remote operation was applied by an agent. Exclusive,
 // shared and lock_all lockers, node-local and remote, exclude each other in
-// the shim's lock words (remote ones' taken by the agents). And a remote
-// origin's lock, accumulate and unlock, and its puts and gets, complete
-// while the target computes without calling MPI.
+// the shim's lock words (remote ones' taken by the agents). The fixture is
+// in shim_agent_test.h; the progress tests (a target that computes without
+// calling MPI) in shim_agent_progress_test.cc.
+#include "tests/mpi/shim_agent_test.h"
+
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include <dlfcn.h>
-
 #include <algorithm>
-#include <chrono>
-#include <cstdint>
 #include <deque>
 #include <numeric>
 #include <string>
 #include <vector>
 
-#include "tests/mpi_test_util.h"
-
+namespace rmashim_agent_test {
 namespace {
-
-using rmashim_test::AgentLocksGranted;
-using rmashim_test::AgentStats;
-using rmashim_test::AllOnOneNode;
-using rmashim_test::HangWatchdog;
-using rmashim_test::NodeLocalRanks;
-using rmashim_test::PassedToMpi;
-using rmashim_test::Rank;
-using rmashim_test::ReadAgentStats;
-using rmashim_test::Size;
-
-long long SumOverRanks(long long value) {
-  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_LONG_LONG, MPI_SUM,
-                MPI_COMM_WORLD);
-  return value;
-}
-
-// Counters at the start of every rank's window memory.
-struct Counters {
-  int64_t added;    // MPI_Accumulate(MPI_SUM)
-  int64_t tickets;  // MPI_Fetch_and_op(MPI_SUM)
-  int64_t swapped;  // incremented with compare-and-swap retries
-  int64_t pair[2];  // MPI_Get_accumulate(MPI_SUM) of two elements
-  double sum;       // MPI_Accumulate(MPI_SUM) of a double
-};
-
-enum class Flavor { kAllocate, kCreate };
-enum class Epoch { kLockAll, kShared, kExclusive, kFence, kPscw };
-
-bool Active(Epoch e) { return e == Epoch::kFence || e == Epoch::kPscw; }
-
-// Opens an epoch of kind `e` that gives access to every rank (lock_all,
-// fence, PSCW with every rank in both groups), or none for the lock kinds.
-void OpenEpoch(Epoch e, MPI_Win win, MPI_Group world) {
-  if (e == Epoch::kLockAll) MPI_Win_lock_all(0, win);
-  if (e == Epoch::kFence) MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
-  if (e == Epoch::kPscw) {
-    MPI_Win_post(world, 0, win);
-    MPI_Win_start(world, 0, win);
-  }
-}
-
-void CloseEpoch(Epoch e, MPI_Win win) {
-  if (e == Epoch::kLockAll) MPI_Win_unlock_all(win);
-  if (e == Epoch::kFence) MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
-  if (e == Epoch::kPscw) {
-    MPI_Win_complete(win);
-    MPI_Win_wait(win);
-  }
-}
-
-std::string Name(Flavor f) {
-  return f == Flavor::kAllocate ? "allocate" : "create";
-}
-
-class AgentTest : public testing::TestWithParam<Flavor> {
- protected:
-  void SetUp() override {
-    constexpr MPI_Aint kBytes = 4096;
-    if (GetParam() == Flavor::kAllocate) {
-      ASSERT_EQ(MPI_Win_allocate(kBytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
-                                 &mem_, &win_),
-                MPI_SUCCESS);
-    } else {
-      buffer_.assign(kBytes / sizeof(int64_t), 0);
-      mem_ = buffer_.data();
-      ASSERT_EQ(
-          MPI_Win_create(mem_, kBytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win_),
-          MPI_SUCCESS);
-    }
-    ASSERT_MANAGED(win_);
-    spans_nodes_ = !AllOnOneNode(MPI_COMM_WORLD);
-    local_ = NodeLocalRanks();
-  }
-  void TearDown() override { MPI_Win_free(&win_); }
-
-  Counters* Mine() { return static_cast<Counters*>(mem_); }
-  void Reset() {
-    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, Rank(), 0, win_);
-    *Mine() = Counters{0, 0, 0, {0, 0}, 0.0};
-    MPI_Win_unlock(Rank(), win_);
-    MPI_Barrier(MPI_COMM_WORLD);
-  }
-
-  // What one round fetches, where MPI may write it until the epoch ends.
-  struct Fetched {
-    int target = -1;
-    int64_t ticket = -1;
-    int64_t pair[2] = {-1, -1};
-  };
-
-  // One round of every kind at `target`, its results in `out`; counts the
-  // calls made. `swap`: also a compare-and-swap increment, which reads
-  // results within the epoch (so passive epochs only: in an active-target
-  // epoch MPI defines a fetched value only once the epoch has ended).
-  void Round(int target, Fetched* out, bool swap, long long* calls) {
-    // Static: MPI may read an origin buffer until the epoch ends (in the
-    // fence and PSCW epochs MPI serves), long after this call returns.
-    static const int64_t one = 1;
-    static const int64_t ones[2] = {1, 1};
-    static const double half = 0.5;
-    out->target = target;
-    ASSERT_EQ(MPI_Fetch_and_op(&one, &out->ticket, MPI_INT64_T, target,
-                               offsetof(Counters, tickets), MPI_SUM, win_),
-              MPI_SUCCESS);
-    ASSERT_EQ(MPI_Get_accumulate(ones, 2, MPI_INT64_T, out->pair, 2,
-                                 MPI_INT64_T, target, offsetof(Counters, pair),
-                                 2, MPI_INT64_T, MPI_SUM, win_),
-              MPI_SUCCESS);
-    ASSERT_EQ(
-        MPI_Accumulate(&half, 1, MPI_DOUBLE, target, offsetof(Counters, sum), 1,
-                       MPI_DOUBLE, MPI_SUM, win_),
-        MPI_SUCCESS);
-    *calls += 3;
-    if (swap) SwapIncrement(target, calls);
-    // Last, waiting for no answer: only the epoch's end or a flush
-    // completes the round's last one.
-    ASSERT_EQ(
-        MPI_Accumulate(&one, 1, MPI_INT64_T, target, offsetof(Counters, added),
-                       1, MPI_INT64_T, MPI_SUM, win_),
-        MPI_SUCCESS);
-    ++*calls;
-  }
-
-  // Compare-and-swap increment: read, then swap until nobody came between
-  // (in a passive epoch: each fetched value is defined after its flush).
-  void SwapIncrement(int target, long long* calls) {
-    int64_t seen = 0;
-    ASSERT_EQ(MPI_Fetch_and_op(nullptr, &seen, MPI_INT64_T, target,
-                               offsetof(Counters, swapped), MPI_NO_OP, win_),
-              MPI_SUCCESS);
-    ASSERT_EQ(MPI_Win_flush(target, win_), MPI_SUCCESS);
-    ++*calls;
-    for (int tries = 0;; ++tries) {
-      ASSERT_LT(tries, 1000000) << "compare-and-swap never succeeded";
-      const int64_t next = seen + 1;
-      int64_t old = -1;
-      ASSERT_EQ(MPI_Compare_and_swap(&next, &seen, &old, MPI_INT64_T, target,
-                                     offsetof(Counters, swapped), win_),
-                MPI_SUCCESS);
-      ASSERT_EQ(MPI_Win_flush(target, win_), MPI_SUCCESS);
-      ++*calls;
-      if (old == seen) break;
-      seen = old;
-    }
-  }
-
-  // The lowest rank on another node than rank 0's, or -1 (collective:
-  // rank 0's view, from its own node-local ranks).
-  int FirstRemoteRank() const {
-    int origin = -1;
-    for (int r = Size() - 1; r >= 0; --r) {
-      if (!local_[r]) origin = r;
-    }
-    MPI_Bcast(&origin, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    return origin;
-  }
-
-  // This rank computes, watching its own counters with plain loads and
-  // calling no MPI, until `tickets` and `added` both reach `count` (true)
-  // or 60 s pass (false); the agent should take milliseconds.
-  bool ComputeUntilCounted(int64_t count) {
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    Counters* c = Mine();
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (__atomic_load_n(&c->tickets, __ATOMIC_ACQUIRE) == count &&
-          __atomic_load_n(&c->added, __ATOMIC_ACQUIRE) == count) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  void* mem_ = nullptr;
-  std::vector<int64_t> buffer_;
-  MPI_Win win_ = MPI_WIN_NULL;
-  bool spans_nodes_ = false;
-  std::vector<bool> local_;
-};
 
 TEST_P(AgentTest, CountersAddUpInEveryEpoch) {
   const int rank = Rank(), size = Size();
@@ -309,90 +126,6 @@ TEST_P(AgentTest, CountersAddUpInEveryEpoch) {
   MPI_Group_free(&world);
 }
 
-// A remote origin opens a lock_all epoch (MPI_MODE_NOCHECK: MPI's lock
-// protocol, which needs the target to call MPI, is not involved), adds to
-// two of rank 0's counters (fetch_and_op, accumulate) and ends the epoch,
-// while rank 0 computes, watching its own memory with plain loads, without
-// calling MPI: the agent applies the updates and answers the flush.
-TEST_P(AgentTest, RemoteOriginProgressesWhileTargetComputes) {
-  ASSERT_TRUE(spans_nodes_) << "registered for the split layouts only";
-  const int rank = Rank();
-  const int origin = FirstRemoteRank();
-  ASSERT_GE(origin, 0);
-  Reset();
-  HangWatchdog watchdog(120, "remote origin against a computing target");
-  if (rank == 0) {
-    EXPECT_TRUE(ComputeUntilCounted(1))
-        << "the remote origin's updates did not arrive while the target "
-           "computed";
-  } else if (rank == origin) {
-    const int64_t one = 1;
-    int64_t old = -1;
-    ASSERT_EQ(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_), MPI_SUCCESS);
-    ASSERT_EQ(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 0,
-                               offsetof(Counters, tickets), MPI_SUM, win_),
-              MPI_SUCCESS);
-    ASSERT_EQ(MPI_Accumulate(&one, 1, MPI_INT64_T, 0, offsetof(Counters, added),
-                             1, MPI_INT64_T, MPI_SUM, win_),
-              MPI_SUCCESS);
-    ASSERT_EQ(MPI_Win_unlock_all(win_), MPI_SUCCESS);
-    EXPECT_EQ(old, 0);
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
-}
-
-// A remote origin's gets and puts, in an exclusive lock epoch and a
-// lock_all epoch, complete while rank 0 computes without calling MPI: in
-// passive epochs the target's agent moves a remote origin's puts and gets
-// as it applies its accumulates (admission.cc), and none goes to MPI.
-TEST_P(AgentTest, RemotePutGetProgressWhileTargetComputes) {
-  ASSERT_TRUE(spans_nodes_) << "registered for the split layouts only";
-  const int rank = Rank();
-  const int origin = FirstRemoteRank();
-  ASSERT_GE(origin, 0);
-  Reset();
-  if (rank == 0) Mine()->sum = 2.5;  // for the origin to get
-  // Read before the barrier: once past it, the origin's calls may arrive.
-  const long long applied_before = ReadAgentStats().applied;
-  const long long passed_before = PassedToMpi(win_);
-  MPI_Barrier(MPI_COMM_WORLD);
-  HangWatchdog watchdog(120, "remote put and get against a computing target");
-  if (rank == 0) {
-    EXPECT_TRUE(ComputeUntilCounted(2))
-        << "the remote origin's puts did not arrive while the target "
-           "computed";
-  } else if (rank == origin) {
-    static const int64_t two = 2;  // MPI may read it until the epoch ends
-    double got = -1;
-    ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win_), MPI_SUCCESS);
-    ASSERT_EQ(MPI_Get(&got, 1, MPI_DOUBLE, 0, offsetof(Counters, sum), 1,
-                      MPI_DOUBLE, win_),
-              MPI_SUCCESS);
-    ASSERT_EQ(MPI_Put(&two, 1, MPI_INT64_T, 0, offsetof(Counters, tickets), 1,
-                      MPI_INT64_T, win_),
-              MPI_SUCCESS);
-    ASSERT_EQ(MPI_Win_unlock(0, win_), MPI_SUCCESS);
-    int64_t back = -1;
-    ASSERT_EQ(MPI_Win_lock_all(0, win_), MPI_SUCCESS);
-    ASSERT_EQ(MPI_Put(&two, 1, MPI_INT64_T, 0, offsetof(Counters, added), 1,
-                      MPI_INT64_T, win_),
-              MPI_SUCCESS);
-    ASSERT_EQ(MPI_Win_flush(0, win_), MPI_SUCCESS);
-    ASSERT_EQ(MPI_Get(&back, 1, MPI_INT64_T, 0, offsetof(Counters, added), 1,
-                      MPI_INT64_T, win_),
-              MPI_SUCCESS);
-    ASSERT_EQ(MPI_Win_unlock_all(win_), MPI_SUCCESS);
-    EXPECT_EQ(got, 2.5);
-    EXPECT_EQ(back, 2);
-    EXPECT_EQ(PassedToMpi(win_), passed_before) << "a put or get went to MPI";
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 0) {
-    EXPECT_EQ(ReadAgentStats().applied - applied_before, 4)
-        << "rank 0's agent applied the two puts and two gets";
-  }
-}
-
 // Nodes the job spans (each node's first rank counts it).
 int NodeCount() {
   MPI_Comm node;
@@ -487,53 +220,6 @@ TEST_P(AgentTest, LocksExcludeLocalAndRemoteLockers) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// A remote origin's exclusive lock, shared lock and lock_all (MPI's lock
-// protocol is not involved: the target's agent grants them in the shim's
-// lock words), each with a fetch_and_op and an accumulate, complete while
-// rank 0 computes without calling MPI.
-TEST_P(AgentTest, RemoteLocksProgressWhileTargetComputes) {
-  ASSERT_TRUE(spans_nodes_) << "registered for the split layouts only";
-  const int rank = Rank();
-  const int origin = FirstRemoteRank();
-  ASSERT_GE(origin, 0);
-  Reset();
-  HangWatchdog watchdog(120, "remote locks against a computing target");
-  if (rank == 0) {
-    EXPECT_TRUE(ComputeUntilCounted(3))
-        << "the remote origin's locked epochs did not complete while the "
-           "target computed";
-  } else if (rank == origin) {
-    const int64_t one = 1;
-    std::vector<int64_t> tickets;
-    for (int epoch = 0; epoch < 3; ++epoch) {
-      if (epoch == 2) {
-        ASSERT_EQ(MPI_Win_lock_all(0, win_), MPI_SUCCESS);
-      } else {
-        ASSERT_EQ(
-            MPI_Win_lock(epoch == 0 ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED, 0,
-                         0, win_),
-            MPI_SUCCESS);
-      }
-      int64_t old = -1;
-      ASSERT_EQ(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 0,
-                                 offsetof(Counters, tickets), MPI_SUM, win_),
-                MPI_SUCCESS);
-      ASSERT_EQ(
-          MPI_Accumulate(&one, 1, MPI_INT64_T, 0, offsetof(Counters, added), 1,
-                         MPI_INT64_T, MPI_SUM, win_),
-          MPI_SUCCESS);
-      tickets.push_back(old);
-      if (epoch == 2) {
-        ASSERT_EQ(MPI_Win_unlock_all(win_), MPI_SUCCESS);
-      } else {
-        ASSERT_EQ(MPI_Win_unlock(0, win_), MPI_SUCCESS);
-      }
-    }
-    EXPECT_EQ(tickets, (std::vector<int64_t>{0, 1, 2}));
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
-}
-
 INSTANTIATE_TEST_SUITE_P(Flavors, AgentTest,
                          testing::Values(Flavor::kAllocate, Flavor::kCreate),
                          [](const testing::TestParamInfo<Flavor>& info) {
@@ -541,3 +227,4 @@ INSTANTIATE_TEST_SUITE_P(Flavors, AgentTest,
                          });
 
 }  // namespace
+}  // namespace rmashim_agent_test

@@ -222,7 +222,7 @@ for entry in "${FUZZ[@]}"; do
 done
 
 # The agent (shim/agent/agent.h) across the hosts: its links are TCP over the
-# data veth, each host its own network namespace. tests/mpi/shim_agent_test.cc's
+# data veth, each host its own network namespace. tests/mpi/shim_agent_test_bin's
 # counters (every origin, every passive epoch, exact totals, nothing to
 # MPI, every remote call applied by an agent) and a remote origin against
 # a target that computes without calling MPI.
