@@ -127,9 +127,8 @@ std::vector<std::byte> Message(const RequestHeader& h, size_t body_bytes) {
 }
 
 void NotePending(ManagedWindow& w, int target) {
-  StateGuard guard(w.state_mutex);
-  w.agent_pending[target] = 1;
-  w.any_agent_pending = true;
+  StateGuard guard(w.state_mutex());
+  w.NoteAgentUpdate(target);
 }
 
 // The most one update request carries (runs and packed elements): far
@@ -256,14 +255,14 @@ int FlushPending(ManagedWindow& w, int first, int last) {
   std::lock_guard<std::mutex> guard(s.origin_mutex);
   std::vector<int> targets;
   {
-    StateGuard state_guard(w.state_mutex);
+    StateGuard state_guard(w.state_mutex());
     if (!w.agent_served()) return MPI_SUCCESS;
     for (int target = first; target < last; ++target) {
-      if (!w.agent_pending[target]) continue;
-      w.agent_pending[target] = 0;
+      if (!w.agent_pending(target)) continue;
+      w.AgentPendingDone(target);
       targets.push_back(target);
     }
-    if (first == 0 && last == w.comm_size()) w.any_agent_pending = false;
+    if (first == 0 && last == w.comm_size()) w.AllAgentPendingDone();
   }
   const RequestHeader h{.kind = RequestKind::kFlush};
   std::vector<int> links;
@@ -281,7 +280,7 @@ int AgentFlush(ManagedWindow& w, int target) {
 }
 
 int AgentFlushAll(ManagedWindow& w) {
-  if (!w.any_agent_pending) return MPI_SUCCESS;
+  if (!w.any_agent_pending()) return MPI_SUCCESS;
   return FlushPending(w, 0, w.comm_size());
 }
 
@@ -324,8 +323,8 @@ int AgentUnlock(ManagedWindow& w, int target, AgentLockKind lock) {
   AgentState& s = TheAgent();
   std::lock_guard<std::mutex> guard(s.origin_mutex);
   if (server == target) {
-    StateGuard state_guard(w.state_mutex);
-    w.agent_pending[target] = 0;
+    StateGuard state_guard(w.state_mutex());
+    w.AgentPendingDone(target);
   }
   const int agent = w.world_rank(server);
   return Exchange(s, agent, LockMessage(w, RequestKind::kUnlock, target, lock),

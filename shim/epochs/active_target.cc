@@ -24,7 +24,7 @@ namespace rmashim {
 // round k behind); the next barrier finds its own arrival counted.
 void NodeBarrier(ManagedWindow& w) {
   const int n = w.node_size();
-  const uint32_t passed = ++w.node_barriers;
+  const uint32_t passed = w.PassNodeBarrier();
   if (n <= 1) return;
   const int me = w.node_index();
   std::atomic<uint32_t>* mine = w.header(w.rank()).barrier_arrivals;
@@ -42,18 +42,18 @@ void NodeBarrier(ManagedWindow& w) {
 }
 
 void ConsumePost(ManagedWindow& w, int target) {
-  TargetLockState& s = w.locks[target];
-  uint32_t& consumed = w.pscw.posts_consumed[target];
-  if (!w.pscw.access_nocheck) {
+  TargetLockState& s = w.lock_state(target);
+  uint32_t& consumed = w.pscw().posts_consumed[target];
+  if (!w.pscw().access_nocheck) {
     std::atomic<uint32_t>& posted = w.header(w.rank()).post_counters()[target];
     Backoff backoff;
     while (posted.load(std::memory_order_acquire) == consumed) {
       backoff.Wait();
     }
   }
-  StateGuard guard(w.state_mutex);
+  StateGuard guard(w.state_mutex());
   if (s.post_seen) return;  // another thread matched it meanwhile
-  if (!w.pscw.access_nocheck) ++consumed;
+  if (!w.pscw().access_nocheck) ++consumed;
   s.post_seen = true;
   s.direct = true;  // PSCW here is the shared-memory one
 }
@@ -71,22 +71,22 @@ Verdict ShmFence(ManagedWindow& w, int assert) {
 }
 
 Verdict ShmPost(ManagedWindow& w, MPI_Group group, int assert) {
-  if (w.pscw.exposed) return Verdict::Error(MPI_ERR_RMA_SYNC);
+  if (w.pscw().exposed) return Verdict::Error(MPI_ERR_RMA_SYNC);
   const std::vector<int> origins = w.ToWindowRanks(group);
   for (int o : origins) {
     if (o == MPI_UNDEFINED) return Verdict::Error(MPI_ERR_GROUP);
   }
   // Local stores to the window happen before any origin's access.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  StateGuard guard(w.state_mutex);
+  StateGuard guard(w.state_mutex());
   if (!(assert& MPI_MODE_NOCHECK)) {
     for (int o : origins) {
       w.header(o).post_counters()[w.rank()].fetch_add(
           1, std::memory_order_release);
     }
   }
-  w.pscw.expected_completes += origins.size();
-  w.pscw.exposed = true;
+  w.pscw().expected_completes += origins.size();
+  w.pscw().exposed = true;
   return Verdict::Served();
 }
 
@@ -95,51 +95,51 @@ Verdict ShmStart(ManagedWindow& w, MPI_Group group, int assert) {
   for (int t : targets) {
     if (t == MPI_UNDEFINED) return Verdict::Error(MPI_ERR_GROUP);
   }
-  StateGuard guard(w.state_mutex);
+  StateGuard guard(w.state_mutex());
   for (int t : targets) {
-    w.locks[t].in_access_group = true;
-    w.locks[t].post_seen = false;
+    w.lock_state(t).in_access_group = true;
+    w.lock_state(t).post_seen = false;
   }
-  w.pscw.access_group = std::move(targets);
-  w.pscw.access_nocheck = (assert& MPI_MODE_NOCHECK) != 0;
+  w.pscw().access_group = std::move(targets);
+  w.pscw().access_nocheck = (assert& MPI_MODE_NOCHECK) != 0;
   w.SetEpoch(AccessEpoch::kPscw);
   return Verdict::Served();
 }
 
 Verdict ShmComplete(ManagedWindow& w) {
-  if (w.epoch != AccessEpoch::kPscw) return Verdict::Error(MPI_ERR_RMA_SYNC);
+  if (w.epoch() != AccessEpoch::kPscw) return Verdict::Error(MPI_ERR_RMA_SYNC);
   const Verdict flushed = FlushPassedThrough(w, Completion::kRemote);
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  for (int t : w.pscw.access_group) {
+  for (int t : w.pscw().access_group) {
     AwaitPost(w, t);  // a target we never accessed must still have posted
     w.header(t).completes.fetch_add(1, std::memory_order_release);
-    w.locks[t].in_access_group = false;
-    w.locks[t].post_seen = false;
-    w.locks[t].direct = false;
+    w.lock_state(t).in_access_group = false;
+    w.lock_state(t).post_seen = false;
+    w.lock_state(t).direct = false;
   }
-  w.pscw.access_group.clear();
+  w.pscw().access_group.clear();
   w.SetEpoch(AccessEpoch::kNone);
   return flushed;
 }
 
 Verdict ShmWait(ManagedWindow& w) {
-  if (!w.pscw.exposed) return Verdict::Error(MPI_ERR_RMA_SYNC);
+  if (!w.pscw().exposed) return Verdict::Error(MPI_ERR_RMA_SYNC);
   std::atomic<uint64_t>& completes = w.header(w.rank()).completes;
   Backoff backoff;
   while (completes.load(std::memory_order_acquire) <
-         w.pscw.expected_completes) {
+         w.pscw().expected_completes) {
     backoff.Wait();
   }
-  w.pscw.exposed = false;
+  w.pscw().exposed = false;
   return Verdict::Served();
 }
 
 Verdict ShmTest(ManagedWindow& w, int* flag) {
-  if (!w.pscw.exposed) return Verdict::Error(MPI_ERR_RMA_SYNC);
+  if (!w.pscw().exposed) return Verdict::Error(MPI_ERR_RMA_SYNC);
   *flag = w.header(w.rank()).completes.load(std::memory_order_acquire) >=
-          w.pscw.expected_completes;
+          w.pscw().expected_completes;
   if (*flag) {
-    w.pscw.exposed = false;
+    w.pscw().exposed = false;
   } else {
     DriveProgress();  // a polling target must still serve MPI operations
   }

@@ -26,7 +26,7 @@ namespace rmashim {
 // AwaitPost, inlined into data movement, does so unless it was seen.
 void ConsumePost(ManagedWindow& w, int target);
 inline void AwaitPost(ManagedWindow& w, int target) {
-  if (!w.locks[target].post_seen) ConsumePost(w, target);
+  if (!w.lock_state(target).post_seen) ConsumePost(w, target);
 }
 
 // Waits until every node-local rank of the window has called it: the

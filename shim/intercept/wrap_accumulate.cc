@@ -170,8 +170,8 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
   ManagedWindow* w = FindManaged(win);
   if (w != nullptr && target_count == 1 && origin_count == 1 &&
       origin_datatype == target_datatype && op != MPI_NO_OP) {
-    if (!w->deferred.armed()) {
-      w->deferred.Arm();
+    if (!w->deferred().armed()) {
+      w->deferred().Arm();
     } else if (TryDeferAccumulate(*w, target_datatype, op, target_rank,
                                   target_disp, origin_addr)) {
       return Served(*w, OpKind::kAccumulate, target_rank, 1, target_datatype);
@@ -197,10 +197,10 @@ int Served(const ManagedWindow& w, OpKind kind, int target, int count,
 // Whether an MPI_Accumulate now is applied at once (not queued): nothing
 // queued, and no burst armed or an epoch that never queues.
 [[gnu::always_inline]] inline bool AccumulatesAtOnce(const ManagedWindow& w) {
-  if (w.deferred.idle()) [[likely]]
+  if (w.deferred().idle()) [[likely]]
     return true;
-  const AccessEpoch epoch = w.epoch;
-  return w.deferred.empty() && epoch != AccessEpoch::kLock &&
+  const AccessEpoch epoch = w.epoch();
+  return w.deferred().empty() && epoch != AccessEpoch::kLock &&
          epoch != AccessEpoch::kLockAll;
 }
 
@@ -237,7 +237,7 @@ int MPI_Accumulate(const void* origin_addr, int origin_count,
   if (w != nullptr && AccumulatesAtOnce(*w) &&
       TryWordAccumulate<LaneMiss::kDecline>(
           *w, origin_datatype, op, target_rank, target_disp, origin_addr)) {
-    w->deferred.Arm();
+    w->deferred().Arm();
     return MPI_SUCCESS;  // a plain window: no profile
   }
   return AccumulateOneOffLane(origin_addr, op, origin_datatype, target_rank,
@@ -299,7 +299,7 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr,
                      MPI_Datatype datatype, int target_rank,
                      MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
   ManagedWindow* w = FindManagedHome(win);  // a miss: FetchAndOpOffLane
-  if (w != nullptr && w->deferred.empty() &&
+  if (w != nullptr && w->deferred().empty() &&
       TryWordFetchAndOp<LaneMiss::kInline>(*w, datatype, op, target_rank,
                                            target_disp, origin_addr,
                                            result_addr)) {
@@ -313,7 +313,7 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
                          void* result_addr, MPI_Datatype datatype,
                          int target_rank, MPI_Aint target_disp, MPI_Win win) {
   ManagedWindow* w = FindManagedHome(win);  // a miss: CompareAndSwapOffLane
-  if (w != nullptr && w->deferred.empty() &&
+  if (w != nullptr && w->deferred().empty() &&
       TryWordCompareAndSwap<LaneMiss::kInline>(*w, datatype, target_rank,
                                                target_disp, origin_addr,
                                                compare_addr, result_addr)) {

@@ -24,8 +24,8 @@ namespace {
 Verdict MpiFence(ManagedWindow& w, int assert) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   // What went to MPI is complete before MPI's fence returns (mpi_flush.h).
-  if (w.epoch == AccessEpoch::kFence) {
-    StateGuard guard(w.state_mutex);
+  if (w.epoch() == AccessEpoch::kFence) {
+    StateGuard guard(w.state_mutex());
     if (const Verdict v = FlushPassedThroughEndpoints(w); !v.ok()) return v;
   }
   if (const Verdict v = w.CloseMpiPassiveEpoch(); !v.ok()) return v;
@@ -54,25 +54,25 @@ Verdict MpiFence(ManagedWindow& w, int assert) {
 // after the copies (the fence in MPI_Win_complete). Accumulates stay MPI's
 // (Admit).
 void OpenMpiAccessGroup(ManagedWindow& w, const std::vector<int>& targets) {
-  StateGuard guard(w.state_mutex);
+  StateGuard guard(w.state_mutex());
   w.SetEpoch(AccessEpoch::kPscw);
-  w.pscw.access_group.clear();
+  w.pscw().access_group.clear();
   for (int t : targets) {
     if (t == MPI_UNDEFINED || !w.target(t).node_local()) continue;
-    w.locks[t].in_access_group = true;
-    w.locks[t].direct = true;
-    w.pscw.access_group.push_back(t);
+    w.lock_state(t).in_access_group = true;
+    w.lock_state(t).direct = true;
+    w.pscw().access_group.push_back(t);
   }
 }
 
 // ... and its end, at MPI's complete.
 void CloseMpiAccessGroup(ManagedWindow& w) {
-  StateGuard guard(w.state_mutex);
-  for (int t : w.pscw.access_group) {
-    w.locks[t].in_access_group = false;
-    w.locks[t].direct = false;
+  StateGuard guard(w.state_mutex());
+  for (int t : w.pscw().access_group) {
+    w.lock_state(t).in_access_group = false;
+    w.lock_state(t).direct = false;
   }
-  w.pscw.access_group.clear();
+  w.pscw().access_group.clear();
   w.SetEpoch(AccessEpoch::kNone);
 }
 
@@ -91,10 +91,10 @@ bool ToWorldRanks(const ManagedWindow& w, const std::vector<int>& ranks,
 // MPI's post and start with the shim matching posts to starts (mpi_pscw.h).
 // MpiPost notes the exposure epoch once MPI's post has opened it.
 Verdict MpiPost(ManagedWindow& w, MPI_Group group, int assert) {
-  PostMatching& posts = w.pscw.mpi_posts;
+  PostMatching& posts = w.pscw().mpi_posts;
   if (!posts.matches(assert)) {
     const int rc = PMPI_Win_post(group, assert, w.app_win());
-    if (rc == MPI_SUCCESS) w.pscw.exposed = true;
+    if (rc == MPI_SUCCESS) w.pscw().exposed = true;
     return Verdict::Raised(rc);
   }
   std::vector<int> origins;
@@ -105,13 +105,13 @@ Verdict MpiPost(ManagedWindow& w, MPI_Group group, int assert) {
           PMPI_Win_post(group, assert | MPI_MODE_NOCHECK, w.app_win())) {
     return Verdict::Raised(rc);
   }
-  w.pscw.exposed = true;
+  w.pscw().exposed = true;
   return Verdict::Error(posts.Post(origins));
 }
 
 Verdict MpiStart(ManagedWindow& w, MPI_Group group, int assert) {
   const std::vector<int> targets = w.ToWindowRanks(group);
-  PostMatching& posts = w.pscw.mpi_posts;
+  PostMatching& posts = w.pscw().mpi_posts;
   int rc = MPI_SUCCESS;
   if (!posts.matches(assert)) {
     rc = PMPI_Win_start(group, assert, w.app_win());
@@ -132,8 +132,8 @@ Verdict MpiStart(ManagedWindow& w, MPI_Group group, int assert) {
 // MPI's complete, after what went to MPI has left (mpi_flush.h) and the
 // direct copies are published.
 Verdict MpiComplete(ManagedWindow& w) {
-  if (w.epoch == AccessEpoch::kPscw) {
-    StateGuard guard(w.state_mutex);
+  if (w.epoch() == AccessEpoch::kPscw) {
+    StateGuard guard(w.state_mutex());
     if (const Verdict v = FlushPassedThroughEndpoints(w); !v.ok()) return v;
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);  // direct copies
@@ -150,15 +150,15 @@ Verdict MpiWaitOrTest(ManagedWindow& w, int* flag) {
   if (rc != MPI_SUCCESS || (flag != nullptr && !*flag)) {
     return Verdict::Raised(rc);
   }
-  w.pscw.exposed = false;
-  return Verdict::Error(w.pscw.mpi_posts.FinishPosts());
+  w.pscw().exposed = false;
+  return Verdict::Error(w.pscw().mpi_posts.FinishPosts());
 }
 
 // The checks of MPI_Win_fence, then the fence of the window's kind.
 Verdict Fence(ManagedWindow& w, int assert) {
   if (!ValidAssert(assert, kFenceAsserts)) return Verdict::Error(MPI_ERR_ARG);
   // Nor during an exposure epoch (post without wait), as in MPICH.
-  if (!w.may_start_epoch() || w.pscw.exposed) {
+  if (!w.may_start_epoch() || w.pscw().exposed) {
     return Verdict::Error(MPI_ERR_RMA_SYNC);
   }
   return w.locks_in_shm() ? ShmFence(w, assert) : MpiFence(w, assert);
@@ -174,7 +174,7 @@ Verdict Start(ManagedWindow& w, MPI_Group group, int assert) {
 
 Verdict Post(ManagedWindow& w, MPI_Group group, int assert) {
   if (!w.locks_in_shm()) {  // MPI's PSCW; the shim still tracks exposure
-    if (!IsPassive(w.epoch)) {
+    if (!IsPassive(w.epoch())) {
       if (const Verdict v = w.CloseMpiPassiveEpoch(); !v.ok()) return v;
     }
     return MpiPost(w, group, assert);

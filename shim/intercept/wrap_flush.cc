@@ -22,10 +22,11 @@ namespace rmashim {
 namespace {
 
 bool InPassiveEpochWith(const ManagedWindow& w, int rank) {
-  const AccessEpoch epoch = w.epoch;  // one load
+  const AccessEpoch epoch = w.epoch();  // one load
   if (epoch == AccessEpoch::kLockAll) [[likely]]
     return true;
-  return epoch == AccessEpoch::kLock && w.locks[rank].mode != LockMode::kNone;
+  return epoch == AccessEpoch::kLock &&
+         w.lock_state(rank).mode != LockMode::kNone;
 }
 
 using FlushFn = int (*)(int, MPI_Win);
@@ -44,8 +45,8 @@ Verdict FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
   if (flush == PMPI_Win_flush) {
     if (const int rc = AgentFlush(w, rank)) return Verdict::Error(rc);
   }
-  StateGuard guard(w.state_mutex);
-  TargetLockState& state = w.locks[rank];
+  StateGuard guard(w.state_mutex());
+  TargetLockState& state = w.lock_state(rank);
   if (!w.target(rank).node_local() || state.passed_to_mpi()) {
     if (const int rc = flush(rank, w.app_win())) return Verdict::Raised(rc);
     if (flush == PMPI_Win_flush) state.mpi_pending = MpiPending::kNothing;
@@ -61,7 +62,7 @@ Verdict FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
 // node-local and nothing is pending anywhere unless any_mpi_ops_pending
 // says so: no per-target state.
 inline bool PlainFlushApplies(const ManagedWindow& w, int rank) {
-  return InPassiveEpochWith(w, rank) && !w.any_mpi_ops_pending;
+  return InPassiveEpochWith(w, rank) && !w.mpi_ops_pending();
 }
 
 // On a window spanning nodes the target must be node-local with nothing of
@@ -71,7 +72,7 @@ inline bool NodeLocalFlushApplies(const ManagedWindow& w, int rank) {
   return static_cast<unsigned>(rank) < static_cast<unsigned>(w.comm_size()) &&
          !w.plain() && InPassiveEpochWith(w, rank) && w.profile == nullptr &&
          !w.locks_in_shm() && !g_runtime.thread_multiple() &&
-         w.target(rank).node_local() && !w.locks[rank].passed_to_mpi();
+         w.target(rank).node_local() && !w.lock_state(rank).passed_to_mpi();
 }
 
 // A fast flush with accumulates queued: they are applied first. Out of
@@ -85,9 +86,9 @@ inline bool NodeLocalFlushApplies(const ManagedWindow& w, int rank) {
 // What a flush PlainFlushApplies to does: the burst of queued accumulates
 // ended, stores published (a fence, when there are any).
 [[gnu::always_inline]] inline int FastFlush(ManagedWindow& w) {
-  if (!w.deferred.idle()) [[unlikely]] {
-    if (!w.deferred.empty()) return FlushQueued(w);
-    w.deferred.Disarm();
+  if (!w.deferred().idle()) [[unlikely]] {
+    if (!w.deferred().empty()) return FlushQueued(w);
+    w.deferred().Disarm();
   }
   PublishDirectStores();
   return MPI_SUCCESS;
@@ -123,20 +124,20 @@ inline bool NodeLocalFlushApplies(const ManagedWindow& w, int rank) {
 // MPI_Win_flush_all and MPI_Win_flush_local_all: direct copies are complete
 // already; what went to MPI is flushed target by target (FlushPassedThrough).
 Verdict FlushAllTargets(ManagedWindow& w, Completion completion) {
-  if (!IsPassive(w.epoch)) return Verdict::Error(MPI_ERR_RMA_SYNC);
+  if (!IsPassive(w.epoch())) return Verdict::Error(MPI_ERR_RMA_SYNC);
   CompleteDeferred(w);
   PublishDirectStores();
   if (completion == Completion::kRemote) {
     if (const int rc = AgentFlushAll(w)) return Verdict::Error(rc);
   }
-  StateGuard guard(w.state_mutex);
+  StateGuard guard(w.state_mutex());
   return FlushPassedThrough(w, completion);
 }
 
 Verdict Sync(ManagedWindow& w) {
   // Only inside a passive-target epoch, as MPICH checks (MPI's own lock_all
   // epoch on a single-node window's MPI window is not the application's).
-  if (!IsPassive(w.epoch)) return Verdict::Error(MPI_ERR_RMA_SYNC);
+  if (!IsPassive(w.epoch())) return Verdict::Error(MPI_ERR_RMA_SYNC);
   CompleteDeferred(w);
   FenceAll();  // the window is unified: a fence is all it takes
   return w.locks_in_shm() ? Verdict::Served()

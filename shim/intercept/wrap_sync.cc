@@ -29,36 +29,14 @@
 namespace rmashim {
 namespace {
 
-void ClearPending(ManagedWindow& w) {
-  for (TargetLockState& s : w.locks) s.mpi_pending = MpiPending::kNothing;
-  w.any_mpi_ops_pending = false;
-}
-
 AgentLockKind AgentLockKindOf(int lock_type) {
   return lock_type == MPI_LOCK_SHARED ? AgentLockKind::kShared
                                       : AgentLockKind::kExclusive;
 }
 
-// This process's record of a lock it now holds.
-void MarkLocked(ManagedWindow& w, TargetLockState& state, int lock_type,
-                bool nocheck) {
-  // The whole state in one store (a lock epoch has no PSCW fields set), so
-  // the inline unlock's one 8-byte load of it is forwarded from that store.
-  state = {.direct = true,
-           .mode = lock_type == MPI_LOCK_SHARED ? LockMode::kShared
-                                                : LockMode::kExclusive,
-           .nocheck = nocheck};
-  w.epoch = AccessEpoch::kLock;
-  ++w.locks_held;
-}
-
-// ... and of one it released.
-void MarkUnlocked(ManagedWindow& w, TargetLockState& state) {
-  state = {};                            // one store, as in MarkLocked
-  if (--w.locks_held == 0) [[likely]] {  // most epochs lock one target
-    w.epoch = AccessEpoch::kNone;
-    w.any_mpi_ops_pending = false;
-  }
+LockMode LockModeOf(int lock_type) {
+  return lock_type == MPI_LOCK_SHARED ? LockMode::kShared
+                                      : LockMode::kExclusive;
 }
 
 // Whether MPI_Win_lock's inline path applies: a valid rank with no lock of
@@ -66,43 +44,43 @@ void MarkUnlocked(ManagedWindow& w, TargetLockState& state) {
 // window.
 [[gnu::always_inline]] inline bool FastLockApplies(const ManagedWindow& w,
                                                    int rank) {
-  const AccessEpoch epoch = w.epoch;  // one load of the atomic byte
+  const AccessEpoch epoch = w.epoch();  // one load of the atomic byte
   return w.PlainRank(rank) &&
          (epoch == AccessEpoch::kNone || epoch == AccessEpoch::kLock) &&
-         w.locks[rank].mode == LockMode::kNone;
+         w.lock_state(rank).mode == LockMode::kNone;
 }
 
 // The common unlock: a lock word this process took (an exclusive one by
 // announcement, its only one), nothing passed to MPI, no accumulate queued.
 // One compare of the target's whole lock state against LockedBits says
 // "locked, not NOCHECK, nothing passed to MPI"; a locked target means a
-// lock epoch (MarkLocked sets both; MarkUnlocked clears the mode and ends
-// the epoch with the last lock). As in MPI_Win_lock, nothing here calls
-// out, and false changes nothing the full path would not (it ends the
+// lock epoch (ManagedWindow::NoteLocked sets both; NoteUnlocked clears the
+// mode and ends the epoch with the last lock). As in MPI_Win_lock, nothing here
+// calls out, and false changes nothing the full path would not (it ends the
 // accumulate burst too).
 [[nodiscard]] [[gnu::always_inline]] inline bool TryFastUnlock(ManagedWindow& w,
                                                                int rank) {
   if (!w.PlainRank(rank)) return false;
-  if (!w.deferred.idle()) [[unlikely]] {
-    if (!w.deferred.empty()) return false;
-    w.deferred.Disarm();  // the burst ends here, as in CompleteDeferred
+  if (!w.deferred().idle()) [[unlikely]] {
+    if (!w.deferred().empty()) return false;
+    w.deferred().Disarm();  // the burst ends here, as in CompleteDeferred
   }
   // The exclusive release laid out straight through (no taken branch), the
   // shared one aside; in each the bookkeeping first, the release last, so
   // the two do not end alike and the compiler does not merge their tails.
-  TargetLockState& state = w.locks[rank];
+  TargetLockState& state = w.lock_state(rank);
   const uint64_t bits = state.bits();
   if (bits != LockedBits(LockMode::kExclusive) ||
-      !w.exclusive_share.HoldsOneAnnounced()) [[unlikely]] {
+      !w.exclusive_share().HoldsOneAnnounced()) [[unlikely]] {
     if (bits != LockedBits(LockMode::kShared)) return false;
-    MarkUnlocked(w, state);
+    w.NoteUnlocked(state);
     PublishBeforeInlineLockedRelease();
     ReleaseShared(w.lock_words(rank));
     return true;
   }
-  MarkUnlocked(w, state);
+  w.NoteUnlocked(state);
   PublishBeforeInlineLockedRelease();
-  w.exclusive_share.ReleaseAnnounced(w.lock_words(rank).lock);
+  w.exclusive_share().ReleaseAnnounced(w.lock_words(rank).lock);
   return true;
 }
 
@@ -120,10 +98,10 @@ Verdict Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
   // unlock of its last lock may turn kLock into kNone between two reads,
   // and a check that saw kLock first and kNone second would fail a valid
   // lock (either value alone admits it).
-  const AccessEpoch epoch = w.epoch;
+  const AccessEpoch epoch = w.epoch();
   if (!(epoch == AccessEpoch::kNone || epoch == AccessEpoch::kFence ||
         epoch == AccessEpoch::kLock) ||
-      w.locks[rank].mode != LockMode::kNone) {
+      w.lock_state(rank).mode != LockMode::kNone) {
     return Verdict::Error(MPI_ERR_RMA_SYNC);
   }
   const bool nocheck = (assert& MPI_MODE_NOCHECK) != 0;
@@ -138,17 +116,17 @@ Verdict Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
       AcquireCounted(w.profile, [&] {
         return lock_type == MPI_LOCK_SHARED
                    ? AcquireShared(w.lock_words(rank))
-                   : AcquireExclusive(w.exclusive_share, w.all_shards(),
+                   : AcquireExclusive(w.exclusive_share(), w.all_shards(),
                                       w.lock_words(rank));
       });
     } else if (const int rc = AgentLock(w, rank, AgentLockKindOf(lock_type))) {
       return Verdict::Error(rc);
     }
   }
-  StateGuard guard(w.state_mutex);  // taken after spinning, never during
+  StateGuard guard(w.state_mutex());  // taken after spinning, never during
   // After a fence that opened an epoch: every other target's byte cleared.
-  if (GivesEveryTarget(w.epoch)) w.SetEpoch(AccessEpoch::kNone);
-  MarkLocked(w, w.locks[rank], lock_type, nocheck);
+  if (GivesEveryTarget(w.epoch())) w.SetEpoch(AccessEpoch::kNone);
+  w.NoteLocked(w.lock_state(rank), LockModeOf(lock_type), nocheck);
   return Verdict::Served();
 }
 
@@ -163,8 +141,8 @@ Verdict Unlock(ManagedWindow& w, int rank) {
     return Verdict::Error(MPI_ERR_RANK);
   }
   if (rank == MPI_PROC_NULL) return Verdict::Served();
-  TargetLockState& state = w.locks[rank];
-  if (w.epoch != AccessEpoch::kLock || state.mode == LockMode::kNone) {
+  TargetLockState& state = w.lock_state(rank);
+  if (w.epoch() != AccessEpoch::kLock || state.mode == LockMode::kNone) {
     return Verdict::Error(MPI_ERR_RMA_SYNC);
   }
   CompleteDeferred(w);
@@ -181,7 +159,7 @@ Verdict Unlock(ManagedWindow& w, int rank) {
   if (!released_by_agent) {
     if (const int rc = AgentFlush(w, rank)) return Verdict::Error(rc);
   }
-  StateGuard guard(w.state_mutex);
+  StateGuard guard(w.state_mutex());
   Verdict result = Verdict::Served();
   if (!w.lock_gates()) {
     result = Verdict::Raised(PMPI_Win_unlock(rank, w.app_win()));
@@ -201,7 +179,8 @@ Verdict Unlock(ManagedWindow& w, int rank) {
       if (state.mode == LockMode::kShared) {
         ReleaseShared(w.lock_words(rank));
       } else {
-        ReleaseExclusive(w.exclusive_share, w.all_shards(), w.lock_words(rank));
+        ReleaseExclusive(w.exclusive_share(), w.all_shards(),
+                         w.lock_words(rank));
       }
     }
     // A window spanning nodes: a program may poll node-local memory with
@@ -209,7 +188,7 @@ Verdict Unlock(ManagedWindow& w, int rank) {
     // origins' puts and gets through MPI wait for this process (spin_wait.h).
     if (!w.locks_in_shm()) DriveProgressNowAndThen();
   }
-  MarkUnlocked(w, state);
+  w.NoteUnlocked(state);
   return result;
 }
 
@@ -232,20 +211,20 @@ Verdict Unlock(ManagedWindow& w, int rank) {
 Verdict LockAll(ManagedWindow& w, int assert) {
   if (!ValidAssert(assert, kLockAsserts)) return Verdict::Error(MPI_ERR_ARG);
   if (!w.may_start_epoch()) return Verdict::Error(MPI_ERR_RMA_SYNC);
-  w.lock_all_nocheck = (assert& MPI_MODE_NOCHECK) != 0;
+  w.set_lock_all_nocheck((assert& MPI_MODE_NOCHECK) != 0);
   if (!w.lock_gates()) {
-    const int rc = LocksAllTargetsInOrder(w.comm_size(), w.lock_all_nocheck)
+    const int rc = LocksAllTargetsInOrder(w.comm_size(), w.lock_all_nocheck())
                        ? LockEveryTargetShared(w.app_win(), w.comm_size())
                        : PMPI_Win_lock_all(assert, w.app_win());
     if (rc != MPI_SUCCESS) return Verdict::Raised(rc);
   } else if (const Verdict v = w.OpenMpiPassiveEpoch(); !v.ok()) {
     return v;
-  } else if (!w.lock_all_nocheck) {
+  } else if (!w.lock_all_nocheck()) {
     bool own_taken = false;
     const auto lock_own_node = [&] {
-      w.lock_all_biased =
-          TryAcquireAllBiased(w.all_shards(), w.own_lock_all_visible());
-      if (!w.lock_all_biased) {
+      w.set_lock_all_biased(
+          TryAcquireAllBiased(w.all_shards(), w.own_lock_all_visible()));
+      if (!w.lock_all_biased()) {
         AcquireCounted(w.profile, [&] {
           return AcquireAll(w.own_all_shard(), w.all_shards());
         });
@@ -265,27 +244,28 @@ Verdict LockAll(ManagedWindow& w, int assert) {
 }
 
 Verdict UnlockAll(ManagedWindow& w) {
-  if (w.epoch != AccessEpoch::kLockAll) return Verdict::Error(MPI_ERR_RMA_SYNC);
+  if (w.epoch() != AccessEpoch::kLockAll)
+    return Verdict::Error(MPI_ERR_RMA_SYNC);
   CompleteDeferred(w);
-  if (w.lock_all_biased) {
+  if (w.lock_all_biased()) {
     PublishDirectStores();  // before the plain release store below
-  } else if (w.lock_gates() && !w.lock_all_nocheck) {
+  } else if (w.lock_gates() && !w.lock_all_nocheck()) {
     PublishBeforeLockedRelease();
   } else {
     FenceAll();
   }
   if (const int rc = AgentFlushAll(w)) return Verdict::Error(rc);
-  StateGuard guard(w.state_mutex);
+  StateGuard guard(w.state_mutex());
   Verdict result = Verdict::Served();
   if (!w.lock_gates()) {
     result = Verdict::Raised(
-        LocksAllTargetsInOrder(w.comm_size(), w.lock_all_nocheck)
+        LocksAllTargetsInOrder(w.comm_size(), w.lock_all_nocheck())
             ? UnlockEveryTarget(w.app_win(), w.comm_size())
             : PMPI_Win_unlock_all(w.app_win()));
   } else {
     result = FlushPassedThrough(w, Completion::kRemote);
-    if (w.lock_all_nocheck) {
-    } else if (w.lock_all_biased) {
+    if (w.lock_all_nocheck()) {
+    } else if (w.lock_all_biased()) {
       ReleaseAllBiased(w.own_lock_all_visible());
     } else {
       ReleaseAll(w.own_all_shard());
@@ -293,10 +273,10 @@ Verdict UnlockAll(ManagedWindow& w) {
         KeepFirstFailure(result, Verdict::Error(AgentUnlockAll(w)));
       }
     }
-    w.lock_all_biased = false;
+    w.set_lock_all_biased(false);
     if (!w.locks_in_shm()) DriveProgressNowAndThen();  // as in Unlock
   }
-  ClearPending(w);
+  w.AllMpiPendingDone();
   w.SetEpoch(AccessEpoch::kNone);
   return result;
 }
@@ -322,18 +302,18 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
   }
   // Its address taken before the lock word's CAS, which the compiler
   // cannot move loads across (the vector's data pointer is not reloaded).
-  TargetLockState& state = w->locks[rank];
-  // MarkLocked with a constant type in each branch: its stores merge.
+  TargetLockState& state = w->lock_state(rank);
+  // NoteLocked with a constant mode in each branch: its stores merge.
   if (lock_type == MPI_LOCK_EXCLUSIVE) [[likely]] {
-    if (!w->exclusive_share.TryAcquireAnnounced(w->lock_words(rank).lock)) {
+    if (!w->exclusive_share().TryAcquireAnnounced(w->lock_words(rank).lock)) {
       return LockTimed(MPI_LOCK_EXCLUSIVE, rank, 0, win);
     }
-    MarkLocked(*w, state, MPI_LOCK_EXCLUSIVE, /*nocheck=*/false);
+    w->NoteLocked(state, LockMode::kExclusive, /*nocheck=*/false);
     return MPI_SUCCESS;
   }
   if (lock_type == MPI_LOCK_SHARED &&
       gate::TryEnter(w->lock_words(rank).lock, gate::kAUnit, gate::kBMask)) {
-    MarkLocked(*w, state, MPI_LOCK_SHARED, /*nocheck=*/false);
+    w->NoteLocked(state, LockMode::kShared, /*nocheck=*/false);
     return MPI_SUCCESS;
   }
   return LockTimed(lock_type, rank, 0, win);

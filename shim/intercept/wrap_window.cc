@@ -204,7 +204,7 @@ int MPI_Win_free(MPI_Win* win) {
   }
   // Not inside an access or exposure epoch (MPICH: MPI_ERR_RMA_SYNC); the
   // window and its profile record stay as they are.
-  if (!w->may_start_epoch() || w->pscw.exposed) {
+  if (!w->may_start_epoch() || w->pscw().exposed) {
     return RaiseOnWindow(*win, MPI_ERR_RMA_SYNC);
   }
   g_profiler.Close(*win);
@@ -283,7 +283,7 @@ int rmashim_win_target_mapped(MPI_Win win, int rank, int* flag) {
 
 int rmashim_win_passed_to_mpi(MPI_Win win, long long* count) {
   const ManagedWindow* w = FindManaged(win);
-  *count = w != nullptr ? w->passed_to_mpi.load() : 0;
+  *count = w != nullptr ? w->passed_to_mpi() : 0;
   return MPI_SUCCESS;
 }
 

@@ -29,28 +29,29 @@ enum class Form : uint8_t { kPlain, kRequest };
 // to MPI_PROC_NULL is a no-op that succeeds and returns a completed request
 // in any epoch, as in MPICH: Admit decides that first.)
 inline bool FormAllowedInEpoch(const ManagedWindow& w, Form form) {
-  return form == Form::kPlain || IsPassive(w.epoch);
+  return form == Form::kPlain || IsPassive(w.epoch());
 }
 
 // Whether this process's current epoch lets it access `target` directly.
 enum class EpochAccess { kDirect, kPassThrough, kNoEpoch };
 inline EpochAccess CheckEpoch(ManagedWindow& w, int target) {
-  switch (w.epoch) {
+  switch (w.epoch()) {
     case AccessEpoch::kFence:
     case AccessEpoch::kLockAll:
       return EpochAccess::kDirect;
     case AccessEpoch::kLock:
-      return w.locks[target].mode != LockMode::kNone ? EpochAccess::kDirect
-                                                     : EpochAccess::kNoEpoch;
+      return w.lock_state(target).mode != LockMode::kNone
+                 ? EpochAccess::kDirect
+                 : EpochAccess::kNoEpoch;
     case AccessEpoch::kPscw:
       // MPI's PSCW (a window spanning nodes): the node-local targets of the
       // start, whose posts MPI has matched (wrap_active.cc), are direct;
       // MPI judges the others.
       if (!w.locks_in_shm()) {
-        return w.locks[target].in_access_group ? EpochAccess::kDirect
-                                               : EpochAccess::kPassThrough;
+        return w.lock_state(target).in_access_group ? EpochAccess::kDirect
+                                                    : EpochAccess::kPassThrough;
       }
-      if (!w.locks[target].in_access_group) return EpochAccess::kNoEpoch;
+      if (!w.lock_state(target).in_access_group) return EpochAccess::kNoEpoch;
       AwaitPost(w, target);
       return EpochAccess::kDirect;
     case AccessEpoch::kNone:
@@ -77,7 +78,7 @@ inline bool DirectWordBelow(const ManagedWindow& w, int ranks, int target,
     return false;
   }
   // TargetLockState::direct says it for every kind of epoch.
-  if (!w.locks[target].direct) return false;
+  if (!w.lock_state(target).direct) return false;
   const Target& t = w.target(target);
   MPI_Aint offset;  // direct_size -1 (not mapped here) fails the last test
   if (__builtin_mul_overflow(disp, static_cast<MPI_Aint>(t.disp_unit),

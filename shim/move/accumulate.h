@@ -88,8 +88,8 @@ inline AccumulateCall GetAccumulateOf(const void* origin, int origin_count,
   auto* res = static_cast<std::byte*>(result);
   const auto n = static_cast<size_t>(count);
   const Target& t = w.target(target);
-  if (w.epoch == AccessEpoch::kLock &&
-      w.locks[target].mode == LockMode::kExclusive) {
+  if (w.epoch() == AccessEpoch::kLock &&
+      w.lock_state(target).mode == LockMode::kExclusive) {
     e->plain(addr, src, res, n);  // nobody else may touch the target
     NoteDirectStores();
     return true;
@@ -114,7 +114,7 @@ inline AccumulateCall GetAccumulateOf(const void* origin, int origin_count,
 [[nodiscard]] [[gnu::always_inline]] inline bool TryDeferAccumulate(
     ManagedWindow& w, MPI_Datatype type, MPI_Op op, int target, MPI_Aint disp,
     const void* origin) {
-  if (w.unstriped_slot() < 0 || origin == nullptr || !IsPassive(w.epoch)) {
+  if (w.unstriped_slot() < 0 || origin == nullptr || !IsPassive(w.epoch())) {
     return false;
   }
   const ElementOp* e = BuiltinElementOp(type, op);
@@ -125,20 +125,20 @@ inline AccumulateCall GetAccumulateOf(const void* origin, int origin_count,
     return false;
   }
   const Target& t = w.target(target);
-  if (w.deferred.Add(*e, t, addr - t.base, origin)) ApplyQueued(w.deferred);
+  if (w.deferred().Add(*e, t, addr - t.base, origin)) ApplyQueued(w.deferred());
   return true;
 }
 
 // Applies the queued accumulates before anything that could observe or
 // reorder them (every synchronization, every other accumulate-family call).
 inline void ApplyDeferred(ManagedWindow& w) {
-  if (!w.deferred.empty()) ApplyQueued(w.deferred);
+  if (!w.deferred().empty()) ApplyQueued(w.deferred());
 }
 
 // ... at a synchronization, which also ends the current burst.
 inline void CompleteDeferred(ManagedWindow& w) {
   ApplyDeferred(w);
-  w.deferred.Disarm();
+  w.deferred().Disarm();
 }
 
 // MPI_Compare_and_swap's fast path, as TryFastRun.
@@ -156,8 +156,8 @@ inline void CompleteDeferred(ManagedWindow& w) {
   const auto* c = static_cast<const std::byte*>(compare);
   auto* r = static_cast<std::byte*>(result);
   const Target& t = w.target(target);
-  const bool exclusive = w.epoch == AccessEpoch::kLock &&
-                         w.locks[target].mode == LockMode::kExclusive;
+  const bool exclusive = w.epoch() == AccessEpoch::kLock &&
+                         w.lock_state(target).mode == LockMode::kExclusive;
   const int slot = w.unstriped_slot();
   if (!exclusive && slot >= 0 && IsAligned(addr, cas->align) &&
       RunUnstriped(

@@ -15,9 +15,9 @@ constexpr MPI_Aint kAgentCopyBytes = MPI_Aint{16} << 20;
 // complete before a direct accumulate to it: MPI orders accumulates from one
 // origin to the same location (accumulate_ordering, MPI-3 11.7.2).
 int CompletePassedThrough(ManagedWindow& w, int target) {
-  StateGuard guard(w.state_mutex);
-  if (!w.locks[target].passed_to_mpi()) return MPI_SUCCESS;
-  w.locks[target].mpi_pending = MpiPending::kNothing;
+  StateGuard guard(w.state_mutex());
+  if (!w.lock_state(target).passed_to_mpi()) return MPI_SUCCESS;
+  w.lock_state(target).mpi_pending = MpiPending::kNothing;
   return PMPI_Win_flush(target, w.app_win());
 }
 
@@ -33,8 +33,8 @@ std::optional<Verdict> AdmittedAfterPassedThrough(ManagedWindow& w,
 }  // namespace
 
 bool HoldsExclusive(const ManagedWindow& w, int target) {
-  return w.epoch == AccessEpoch::kLock &&
-         w.locks[target].mode == LockMode::kExclusive;
+  return w.epoch() == AccessEpoch::kLock &&
+         w.lock_state(target).mode == LockMode::kExclusive;
 }
 
 std::optional<Verdict> Admit(ManagedWindow& w, Access access, Form form,
@@ -78,7 +78,7 @@ std::optional<Verdict> Admit(ManagedWindow& w, Access access, Form form,
     // most 16 MiB (agent_origin.cc), where MPI may have a faster transport
     // for bulk data; MPI moves larger ones, and in fence and PSCW epochs
     // every one.
-    if (w.agent_served() && IsPassive(w.epoch) &&
+    if (w.agent_served() && IsPassive(w.epoch()) &&
         target_layout.bytes <= kAgentCopyBytes) {
       return std::nullopt;
     }
@@ -110,7 +110,7 @@ std::optional<Verdict> Admit(ManagedWindow& w, Access access, Form form,
   // round trip to every remote agent that had updates, which on a full
   // node was many times slower than MPI's own path: the fence row of
   // bench/results/agent_oddeven.md.)
-  if (w.agent_served() && IsPassive(w.epoch)) {
+  if (w.agent_served() && IsPassive(w.epoch())) {
     return AdmittedAfterPassedThrough(w, target);
   }
   return Verdict::PassThrough(Fallback::kMultiNodeWindow);

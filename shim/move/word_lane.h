@@ -41,10 +41,10 @@ namespace rmashim {
   if (!w.LaneRank(target) || disp < 0) [[unlikely]] {
     return false;
   }
-  const AccessEpoch epoch = w.epoch;
+  const AccessEpoch epoch = w.epoch();
   if (!GivesEveryTarget(epoch)) [[unlikely]] {
     if (epoch != AccessEpoch::kLock ||
-        w.locks[target].mode != LockMode::kShared) {
+        w.lock_state(target).mode != LockMode::kShared) {
       return false;
     }
   }

@@ -110,8 +110,8 @@ struct alignas(8) TargetLockState {
 static_assert(sizeof(TargetLockState) == 8);
 
 // The bits() of a target locked in `mode` by the shared-memory locks, with
-// nothing passed to MPI since: what MarkLocked leaves and the inline
-// unlock releases. (In a lock epoch the PSCW fields are always clear.)
+// nothing passed to MPI since: what ManagedWindow::NoteLocked leaves and the
+// inline unlock releases. (In a lock epoch the PSCW fields are always clear.)
 constexpr uint64_t LockedBits(LockMode mode) {
   return std::bit_cast<uint64_t>(TargetLockState{.direct = true, .mode = mode});
 }

@@ -22,10 +22,8 @@ namespace rmashim {
 inline void NotePassedThrough(ManagedWindow& w, int target,
                               MpiPending pending) {
   if (target >= 0 && target < w.comm_size()) {
-    StateGuard guard(w.state_mutex);
-    MpiPending& mark = w.locks[target].mpi_pending;
-    if (pending > mark) mark = pending;
-    w.any_mpi_ops_pending = true;
+    StateGuard guard(w.state_mutex());
+    w.NoteMpiPending(target, pending);
   }
 }
 
@@ -33,19 +31,17 @@ inline void NotePassedThrough(ManagedWindow& w, int target,
 // target (shim/sync/mpi_flush.h: never MPI_Win_flush_all), in a passive epoch
 // MPI knows of on the application's window. Remote completion clears the
 // marks. Callers that may run beside other threads' operations on `w` hold
-// w.state_mutex.
+// w.state_mutex().
 inline Verdict FlushPassedThrough(ManagedWindow& w, Completion completion) {
-  if (!w.any_mpi_ops_pending) return Verdict::Served();
+  if (!w.mpi_ops_pending()) return Verdict::Served();
   const int rc = FlushEachTarget(
       w.app_win(), w.comm_size(), completion,
-      [&](int target) { return w.locks[target].passed_to_mpi(); },
+      [&](int target) { return w.lock_state(target).passed_to_mpi(); },
       [&](int target) {
-        if (completion == Completion::kRemote) {
-          w.locks[target].mpi_pending = MpiPending::kNothing;
-        }
+        if (completion == Completion::kRemote) w.MpiPendingDone(target);
       });
   if (rc == MPI_SUCCESS && completion == Completion::kRemote) {
-    w.any_mpi_ops_pending = false;
+    w.AllMpiPendingDone();
   }
   return Verdict::Raised(rc);
 }
@@ -57,17 +53,16 @@ inline Verdict FlushPassedThrough(ManagedWindow& w, Completion completion) {
 // the accumulate family needs none: MPI's fence and complete track those
 // themselves (MpiPending says how). The marks are cleared.
 inline Verdict FlushPassedThroughEndpoints(ManagedWindow& w) {
-  if (!w.any_mpi_ops_pending) return Verdict::Served();
+  if (!w.mpi_ops_pending()) return Verdict::Served();
   for (int target = 0; target < w.comm_size(); ++target) {
-    MpiPending& mark = w.locks[target].mpi_pending;
-    if (mark == MpiPending::kCopies) {
+    if (w.lock_state(target).mpi_pending == MpiPending::kCopies) {
       if (const int rc = FlushEndpoint(w.world_rank(target))) {
         return Verdict::Error(rc);
       }
     }
-    mark = MpiPending::kNothing;
+    w.MpiPendingDone(target);
   }
-  w.any_mpi_ops_pending = false;
+  w.AllMpiPendingDone();
   return Verdict::Served();
 }
 
@@ -76,7 +71,7 @@ inline Verdict FlushPassedThroughEndpoints(ManagedWindow& w) {
 template <typename Call>
 int PassThrough(ManagedWindow& w, int target, MpiPending pending, Call call) {
   const int rc = call(w.app_win());
-  w.passed_to_mpi.fetch_add(1, std::memory_order_relaxed);
+  w.CountPassedToMpi();
   NotePassedThrough(w, target, pending);
   return rc;
 }

@@ -114,7 +114,7 @@ void ManagedWindow::Share(MPI_Comm comm, MPI_Aint memory_bytes, MPI_Aint size,
   }
   std::vector<long> post_tags(comm_size);
   for (int r = 0; r < comm_size; ++r) post_tags[r] = all[r].post_tag;
-  pscw.mpi_posts.SetTag(TakePostTag(post_tags.data(), comm_size));
+  pscw_.mpi_posts.SetTag(TakePostTag(post_tags.data(), comm_size));
   if (*agreed != Vote::kManage) {
     segments_.Drop();
     return;
@@ -148,8 +148,8 @@ void ManagedWindow::SetTargets(const Announcement* all, MPI_Aint header_bytes) {
   targets_.resize(comm_size);
   comm_size_ = comm_size;
   unprofiled_ranks_ = profile != nullptr ? 0 : comm_size;
-  locks.resize(comm_size);
-  pscw.posts_consumed.resize(comm_size);
+  locks_.resize(comm_size);
+  pscw_.posts_consumed.resize(comm_size);
   for (int r = 0; r < comm_size; ++r) {
     Target& t = targets_[r];
     t.size = all[r].size;
@@ -242,12 +242,12 @@ bool ManagedWindow::CanAttach() const {
 // the exchange in Share, whose agreement completes on no rank before every
 // rank has started it.
 void ManagedWindow::Finish(MPI_Comm comm) {
-  exclusive_share.set_threaded(g_runtime.thread_multiple());
+  exclusive_share_.set_threaded(g_runtime.thread_multiple());
   const bool plain =
       single_node_ && !g_runtime.thread_multiple() && profile == nullptr;
   plain_ranks_ = plain ? comm_size_ : 0;
   if (single_node_) {
-    exclusive_share.set_announcement(
+    exclusive_share_.set_announcement(
         &targets_[rank_].header->exclusive_announced,
         all_shards_.size() == 1 ? &all_shards_[0]->all : nullptr,
         all_view_.bias);
@@ -255,7 +255,7 @@ void ManagedWindow::Finish(MPI_Comm comm) {
   if (unstriped_slot_count() > 0 && !g_runtime.thread_multiple() &&
       UnstripedAtomicsRegistered()) {
     unstriped_slot_ = node_index_[rank_];
-    deferred.set_slot(unstriped_slot_);
+    deferred_.set_slot(unstriped_slot_);
     for (Target& t : targets_) {
       if (t.node_local())
         t.own_slot = &t.header->unstriped_slots()[unstriped_slot_];
@@ -277,7 +277,7 @@ void ManagedWindow::Finish(MPI_Comm comm) {
     for (int& r : world_ranks_) r = r == MPI_UNDEFINED ? -1 : r;
     // Ranks from another MPI_COMM_WORLD: MPICH matches posts itself.
     if (std::count(world_ranks_.begin(), world_ranks_.end(), -1) != 0) {
-      pscw.mpi_posts.SetTag(-1);
+      pscw_.mpi_posts.SetTag(-1);
     }
     JoinAgent(comm);
     return;
@@ -389,7 +389,7 @@ void ManagedWindow::JoinAgent(MPI_Comm comm) {
     }
   }
   agent_ids_ = std::move(ids);
-  agent_pending.assign(comm_size_, 0);
+  agent_pending_.assign(comm_size_, 0);
   // Locks through the agents (agent_locks.h) need one thread calling MPI
   // on every rank: an origin waits for a grant on the link its other
   // requests use.

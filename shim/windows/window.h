@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "shim/profile/profile.h"
@@ -235,8 +236,9 @@ class ManagedWindow {
   // window rank of the node-local rank with index `i`.
   int node_index() const { return node_index_[rank_]; }
   int node_rank(int i) const { return node_ranks_[i]; }
-  // Node barriers this process has passed on this window (NodeBarrier).
-  uint32_t node_barriers = 0;
+  // Counts one more node barrier passed on this window and returns how
+  // many this process has passed (NodeBarrier, active_target.cc).
+  uint32_t PassNodeBarrier() { return ++node_barriers_; }
   int first_node_rank() const { return first_node_rank_; }
 
   // Node-local targets' lock words, from a dense array (one scaled load on
@@ -276,41 +278,95 @@ class ManagedWindow {
                                                         : -1;
   }
 
+  // ---- This process's epochs on the window, as origin ----
+  // The current access epoch (read without the state mutex: EpochWord).
+  AccessEpoch epoch() const { return epoch_; }
   // A new access epoch may start from no epoch, or right after a fence that
   // did not say MPI_MODE_NOSUCCEED (MPICH accepts that too).
   bool may_start_epoch() const {
-    const AccessEpoch e = epoch;  // one read (IsPassive)
+    const AccessEpoch e = epoch_;  // one read (IsPassive)
     return e == AccessEpoch::kNone || e == AccessEpoch::kFence;
   }
-
-  // Serializes this process's bookkeeping on the window when several threads
-  // may call MPI (never held while spinning on a shared-memory lock).
-  std::mutex state_mutex;
-
-  // Origin-side epoch state (local to this process).
-  EpochWord epoch;  // read without state_mutex: see EpochWord
-  // Changes `epoch` between the kinds that give every target (fence,
+  // Changes the epoch between the kinds that give every target (fence,
   // lock_all) and the others, keeping every TargetLockState::direct true
   // exactly while it gives every target: the fast paths then test one byte.
   // (Lock and PSCW epochs set and clear their targets' bytes themselves.)
   void SetEpoch(AccessEpoch e) {
     const bool every = GivesEveryTarget(e);
-    if (GivesEveryTarget(epoch) != every) {
-      for (TargetLockState& s : locks) s.direct = every;
+    if (GivesEveryTarget(epoch_) != every) {
+      for (TargetLockState& s : locks_) s.direct = every;
     }
-    epoch = e;
+    epoch_ = e;
   }
-  int locks_held = 0;
-  ExclusiveShare
-      exclusive_share;  // this process's exclusive locks (shm_lock.h)
-  bool lock_all_nocheck = false;
-  bool lock_all_biased = false;  // held by the bias (shm_lock.h)
-  bool any_mpi_ops_pending = false;
-  std::vector<TargetLockState> locks;  // indexed by target rank
-  PscwState pscw;
+  // This process's state towards window rank `rank` (epoch_state.h), and
+  // all of them.
+  TargetLockState& lock_state(int rank) { return locks_[rank]; }
+  const TargetLockState& lock_state(int rank) const { return locks_[rank]; }
+  std::span<TargetLockState> lock_states() { return locks_; }
+
+  // Lock epochs: this process now holds a lock on the target whose
+  // lock_state() is `state` (MPI_Win_lock succeeded), or released it. The
+  // inline paths take `state` before the lock word's atomic, which the
+  // compiler cannot move loads across, so it is not looked up again. The
+  // whole state is written in one store, so the inline unlock's one 8-byte
+  // load of it is forwarded from that store (a lock epoch has no PSCW
+  // fields set). The epoch ends with the last lock, and with it what was
+  // passed to MPI (the unlocks completed it).
+  void NoteLocked(TargetLockState& state, LockMode mode, bool nocheck) {
+    state = {.direct = true, .mode = mode, .nocheck = nocheck};
+    epoch_ = AccessEpoch::kLock;
+    ++locks_held_;
+  }
+  void NoteUnlocked(TargetLockState& state) {
+    state = {};
+    if (--locks_held_ == 0) [[likely]] {  // most epochs lock one target
+      epoch_ = AccessEpoch::kNone;
+      any_mpi_ops_pending_ = false;
+    }
+  }
+  // This process's exclusive locks (shm_lock.h).
+  ExclusiveShare& exclusive_share() { return exclusive_share_; }
+  // The current lock_all: taken with MPI_MODE_NOCHECK, held by the bias
+  // (shm_lock.h).
+  bool lock_all_nocheck() const { return lock_all_nocheck_; }
+  void set_lock_all_nocheck(bool nocheck) { lock_all_nocheck_ = nocheck; }
+  bool lock_all_biased() const { return lock_all_biased_; }
+  void set_lock_all_biased(bool biased) { lock_all_biased_ = biased; }
+
+  // Operations handed to MPI and not yet completed (passthrough.h): `rank`
+  // now has some of kind `pending` (the mark only rises until completed).
+  void NoteMpiPending(int rank, MpiPending pending) {
+    MpiPending& mark = locks_[rank].mpi_pending;
+    if (pending > mark) mark = pending;
+    any_mpi_ops_pending_ = true;
+  }
+  // Whether any target may have some (false: none has).
+  bool mpi_ops_pending() const { return any_mpi_ops_pending_; }
+  // MPI completed `rank`'s, or every target's.
+  void MpiPendingDone(int rank) {
+    locks_[rank].mpi_pending = MpiPending::kNothing;
+  }
+  void AllMpiPendingDone() {
+    for (TargetLockState& s : locks_) s.mpi_pending = MpiPending::kNothing;
+    any_mpi_ops_pending_ = false;
+  }
+  // Data-movement calls handed to MPI (PassThrough), for
+  // rmashim_win_passed_to_mpi.
+  void CountPassedToMpi() {
+    passed_to_mpi_.fetch_add(1, std::memory_order_relaxed);
+  }
+  long long passed_to_mpi() const { return passed_to_mpi_.load(); }
+
+  // Serializes this process's bookkeeping on the window when several threads
+  // may call MPI (never held while spinning on a shared-memory lock).
+  std::mutex& state_mutex() { return state_mutex_; }
+  // PSCW state of this process (epoch_state.h).
+  PscwState& pscw() { return pscw_; }
+  const PscwState& pscw() const { return pscw_; }
   // Word accumulates queued until the next synchronization
   // (deferred_atomics.h); only with an unstriped slot.
-  DeferredAtomics deferred;
+  DeferredAtomics& deferred() { return deferred_; }
+  const DeferredAtomics& deferred() const { return deferred_; }
 
   // Windows spanning nodes whose every rank runs the agent (agent.h):
   // remote targets' accumulates go to their agents, node-local ones are
@@ -318,12 +374,17 @@ class ManagedWindow {
   bool agent_served() const { return !agent_ids_.empty(); }
   // `rank`'s id for this window at its agent.
   int agent_id(int rank) const { return agent_ids_[rank]; }
-  // Data-movement calls handed to MPI (PassThrough), for
-  // rmashim_win_passed_to_mpi.
-  std::atomic<long long> passed_to_mpi{0};
-  // Targets with updates sent to their agents since their last flush.
-  std::vector<uint8_t> agent_pending;
-  bool any_agent_pending = false;
+  // Targets with updates sent to their agents since their last flush
+  // (agent_origin.cc): `rank` was sent one; whether it was; it was
+  // flushed; whether any target may have some; every target was flushed.
+  void NoteAgentUpdate(int rank) {
+    agent_pending_[rank] = 1;
+    any_agent_pending_ = true;
+  }
+  bool agent_pending(int rank) const { return agent_pending_[rank] != 0; }
+  void AgentPendingDone(int rank) { agent_pending_[rank] = 0; }
+  bool any_agent_pending() const { return any_agent_pending_; }
+  void AllAgentPendingDone() { any_agent_pending_ = false; }
 
  private:
   ManagedWindow() = default;
@@ -351,6 +412,23 @@ class ManagedWindow {
   bool CanAttach() const;
   void Finish(MPI_Comm comm);
   void JoinAgent(MPI_Comm comm);
+
+  // This process's state as origin first, right after `profile`: the fast
+  // paths read it with the profile pointer and the members below.
+  uint32_t node_barriers_ = 0;  // passed on this window (PassNodeBarrier)
+  std::mutex state_mutex_;
+  EpochWord epoch_;  // read without state_mutex_: see EpochWord
+  int locks_held_ = 0;
+  ExclusiveShare exclusive_share_;
+  bool lock_all_nocheck_ = false;
+  bool lock_all_biased_ = false;
+  bool any_mpi_ops_pending_ = false;
+  std::vector<TargetLockState> locks_;  // indexed by target rank
+  PscwState pscw_;
+  DeferredAtomics deferred_;
+  std::atomic<long long> passed_to_mpi_{0};
+  std::vector<uint8_t> agent_pending_;  // per target rank
+  bool any_agent_pending_ = false;
 
   Flavor flavor_ = Flavor::kAllocate;
 
