@@ -71,8 +71,19 @@ std::string Hex(const TypeCase& type, const std::byte* p) {
 
 }  // namespace
 
+bool MpiOrdersUnsignedAsSigned() {
+  static const bool as_signed = [] {
+    const unsigned char in = 0xf1;
+    unsigned char inout = 0x12;
+    MPI_Reduce_local(&in, &inout, 1, MPI_UNSIGNED_CHAR, MPI_MAX);
+    return inout == 0x12;
+  }();
+  return as_signed;
+}
+
 bool MpichDeparts(const TypeCase& type, MPI_Op op) {
-  return type.unsigned_integer && (op == MPI_MAX || op == MPI_MIN);
+  return type.unsigned_integer && (op == MPI_MAX || op == MPI_MIN) &&
+         MpiOrdersUnsignedAsSigned();
 }
 
 const std::vector<TypeCase>& Types() {

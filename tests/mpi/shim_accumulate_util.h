@@ -22,6 +22,11 @@ namespace rmashim_test::accumulate {
 
 // ---- Values and the serial reference of MPI's predefined operations.
 
+// Whether the MPI library that runs orders unsigned integers as signed ones
+// in MPI_MAX and MPI_MIN (MPICH 4.0.2 does; 4.3 and 5.0 do not): asked once
+// of MPI_Reduce_local, which shares the reduction code with accumulates.
+bool MpiOrdersUnsignedAsSigned();
+
 template <typename T>
 T Load(const std::byte* p) {
   T v;
@@ -104,10 +109,14 @@ struct Scalar {
   }
   // MPICH 4.0.2 (RMA and collectives alike) orders unsigned integers as
   // signed ones in MPI_MAX and MPI_MIN: MAX(0x12, 0xf1) is 0x12 for
-  // MPI_UNSIGNED_CHAR. Modelled to check native windows and passed-through
-  // operations.
+  // MPI_UNSIGNED_CHAR (4.3 and 5.0 do not). Modelled, where the MPI that
+  // runs does so, to check native windows and passed-through operations.
   static void ApplyAsMpich(MPI_Op op, std::byte* t, const std::byte* o) {
     if constexpr (kUnsigned) {
+      if (!MpiOrdersUnsignedAsSigned()) {
+        Apply(op, t, o);
+        return;
+      }
       using S = std::make_signed_t<T>;
       if (op == MPI_MAX || op == MPI_MIN) {
         Store(t, static_cast<T>(ScalarCombine(op, Load<S>(t), Load<S>(o))));
@@ -216,7 +225,7 @@ struct TypeCase {
 };
 
 // Where native MPICH's result departs from MPI's definition (see
-// Scalar::ApplyAsMpich).
+// Scalar::ApplyAsMpich): only where MpiOrdersUnsignedAsSigned.
 bool MpichDeparts(const TypeCase& type, MPI_Op op);
 
 // Every predefined type MPICH 4.0.2 can accumulate on, by group.
