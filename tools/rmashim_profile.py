@@ -191,3 +191,16 @@ def traffic(doc):
 def per_rank(doc):
     """The document's "per_rank", or None (schema rmashim-profile-1)."""
     return doc.get("per_rank")
+
+
+def no_traffic(ranks):
+    """"traffic" and "per_rank" of a run of `ranks` ranks that moved
+    nothing, for documents tests craft."""
+    bin_size = -(-ranks // MAX_BINS)
+    return {"traffic": {"ranks": "world", "bin_size": bin_size,
+                        "bins": -(-ranks // bin_size), "matrix": [],
+                        "windows": {}, "top_pairs": []},
+            "per_rank": {"ops": [0] * ranks, "bytes": [0] * ranks,
+                         "lock_waits": [0] * ranks,
+                         "lock_wait_seconds": [0] * ranks,
+                         "sync_seconds": {c: [0] * ranks for c in SYNCS}}}
