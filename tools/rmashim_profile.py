@@ -1,12 +1,20 @@
 """The shim's profile JSON (docs/using-and-tuning.md "Profiling", schema
-"rmashim-profile-1"), defined once: its names, the schema check and the
+"rmashim-profile-2"; "rmashim-profile-1", without "traffic" and
+"per_rank", still reads), defined once: its names, the schema check and the
 derived counts, for the report (rmashim_report.py, installed beside it) and
 the test checkers (tests/profile: check_profile.py, exact counts of known
 programs; check_engaged.py, the shim engaged in a differential or fuzz run).
 Only the Python standard library."""
 import json
 
-SCHEMA = "rmashim-profile-1"
+SCHEMA = "rmashim-profile-2"
+OLD_SCHEMA = "rmashim-profile-1"  # before the traffic matrix
+# Most bins a side of a traffic matrix, windows with their own matrix and
+# exact busiest pairs (shim/profile/traffic.h kMaxBins, kMatrixWindows,
+# kTopPairs).
+MAX_BINS = 128
+MATRIX_WINDOWS = 16
+TOP_PAIRS = 32
 FLAVORS = ["allocate", "shared", "create", "dynamic"]
 OPS = ["put", "get", "accumulate", "get_accumulate", "fetch_and_op",
        "compare_and_swap", "rput", "rget", "raccumulate", "rget_accumulate"]
@@ -59,10 +67,58 @@ def check_stat(stat, where):
     assert stat["min"] <= stat["max"] <= stat["sum"] or stat["sum"] == 0, where
 
 
+def check_cells(cells, sides, where):
+    """A sparse matrix: [origin, target, ops, bytes] cells, non-empty,
+    each (origin, target) once, both below `sides`."""
+    assert isinstance(cells, list), where
+    seen = set()
+    for cell in cells:
+        assert len(cell) == 4 and all(isinstance(v, int) for v in cell), (
+            where, cell)
+        origin, target, ops, nbytes = cell
+        assert 0 <= origin < sides and 0 <= target < sides, (where, cell)
+        assert ops >= 0 and nbytes >= 0 and ops + nbytes > 0, (where, cell)
+        assert (origin, target) not in seen, (where, cell)
+        seen.add((origin, target))
+
+
+def check_traffic(doc):
+    """"traffic" (matrices in world ranks, binned) and "per_rank"."""
+    ranks, t = doc["ranks"], doc["traffic"]
+    assert set(t) == {"ranks", "bin_size", "bins", "matrix", "windows",
+                      "top_pairs"}, t.keys()
+    assert t["ranks"] == "world", t["ranks"]
+    assert t["bin_size"] == -(-ranks // MAX_BINS), t["bin_size"]
+    assert t["bins"] == -(-ranks // t["bin_size"]) <= MAX_BINS, t["bins"]
+    check_cells(t["matrix"], t["bins"], "matrix")
+    ids = {w["id"] for w in doc["windows"]}
+    assert len(t["windows"]) <= MATRIX_WINDOWS, len(t["windows"])
+    for wid, cells in t["windows"].items():
+        assert wid in ids, wid
+        check_cells(cells, t["bins"], wid)
+    check_cells(t["top_pairs"], ranks, "top_pairs")
+    assert len(t["top_pairs"]) <= TOP_PAIRS
+    keys = [(-c[3], -c[2]) for c in t["top_pairs"]]
+    assert keys == sorted(keys), "top_pairs not busiest first"
+    per = doc["per_rank"]
+    assert set(per) == {"ops", "bytes", "lock_waits", "lock_wait_seconds",
+                        "sync_seconds"}, per.keys()
+    assert set(per["sync_seconds"]) == set(SYNCS)
+    for values in [per[k] for k in per if k != "sync_seconds"] + list(
+            per["sync_seconds"].values()):
+        assert len(values) == ranks, len(values)
+        assert all(isinstance(v, (int, float)) and v >= 0 for v in values)
+
+
 def check_schema(doc):
     """Every key of the schema, nothing else; stats consistent."""
-    assert doc["schema"] == SCHEMA, doc.get("schema")
-    assert set(doc) == {"schema", "ranks", "windows"}, doc.keys()
+    assert doc["schema"] in (SCHEMA, OLD_SCHEMA), doc.get("schema")
+    if doc["schema"] == SCHEMA:
+        assert set(doc) == {"schema", "ranks", "windows", "traffic",
+                            "per_rank"}, doc.keys()
+        check_traffic(doc)
+    else:
+        assert set(doc) == {"schema", "ranks", "windows"}, doc.keys()
     for w in doc["windows"]:
         assert set(w) == {"id", "name", "flavor", "managed", "ranks", "ops",
                           "sync", "contended_locks", "contended_seconds",
@@ -120,3 +176,31 @@ def describe(w):
     return "window %s%s (%s, %s, %d ranks)" % (
         w["id"], name, w["flavor"],
         "managed" if w["managed"] else "passed to MPI", w["ranks"])
+
+
+def matrix(cells):
+    """{(origin, target): (ops, bytes)} of a sparse matrix."""
+    return {(o, t): (ops, nbytes) for o, t, ops, nbytes in cells}
+
+
+def traffic(doc):
+    """The document's "traffic", or None (schema rmashim-profile-1)."""
+    return doc.get("traffic")
+
+
+def per_rank(doc):
+    """The document's "per_rank", or None (schema rmashim-profile-1)."""
+    return doc.get("per_rank")
+
+
+def no_traffic(ranks):
+    """"traffic" and "per_rank" of a run of `ranks` ranks that moved
+    nothing, for documents tests craft."""
+    bin_size = -(-ranks // MAX_BINS)
+    return {"traffic": {"ranks": "world", "bin_size": bin_size,
+                        "bins": -(-ranks // bin_size), "matrix": [],
+                        "windows": {}, "top_pairs": []},
+            "per_rank": {"ops": [0] * ranks, "bytes": [0] * ranks,
+                         "lock_waits": [0] * ranks,
+                         "lock_wait_seconds": [0] * ranks,
+                         "sync_seconds": {c: [0] * ranks for c in SYNCS}}}

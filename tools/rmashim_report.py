@@ -1,7 +1,9 @@
 """`rmashim report FILE.json`: the shim's profile JSON (docs/using-and-tuning.md "Profiling",
-schema rmashim-profile-1) as a per-window text report that also says, for
-every reason operations fell back to MPI, what the user could change; the
-picture is drawn by rmashim_png.py. The schema and the derived counts are
+schema rmashim-profile-2) as a text report: the job's busiest
+origin-target pairs and each rank's synchronization time, then the
+windows, busiest first, each saying for every reason operations fell back
+to MPI what the user could change; the picture is drawn by
+rmashim_png.py. The schema and the derived counts are
 rmashim_profile.py's (installed beside it). Only the Python standard
 library."""
 import rmashim_profile as schema
@@ -182,10 +184,61 @@ def summary_lines(doc, path):
             f"operations ({percent(served, local)})"]
 
 
+PAIRS_SHOWN = 10  # busiest pairs listed
+RANKS_SHOWN = 5  # ranks listed with the most synchronization time
+
+
+def pair_lines(doc):
+    """Who talks to whom: the busiest origin-target pairs (world ranks)."""
+    traffic = schema.traffic(doc)
+    if not traffic or not traffic["top_pairs"]:
+        return []
+    total = sum(c[3] for c in traffic["matrix"])
+    lines = ["", "who talks to whom (world ranks, busiest pairs, all "
+             "windows):",
+             "  origin -> target         ops          bytes  share of bytes"]
+    for origin, target, ops, nbytes in traffic["top_pairs"][:PAIRS_SHOWN]:
+        lines.append(f"  {origin:>6} -> {target:<6}{ops:>12}{nbytes:>15}"
+                     f"{percent(nbytes, total):>16}")
+    return lines
+
+
+def rank_time_lines(doc):
+    """Where the time went: synchronization time per rank (summed over
+    windows), its spread, and the ranks that spent the most."""
+    per = schema.per_rank(doc)
+    if not per:
+        return []
+    ranks = doc["ranks"]
+    totals = [sum(per["sync_seconds"][c][r] for c in SYNCS)
+              for r in range(ranks)]
+    if not any(totals):
+        return []
+    ordered = sorted(totals)
+    median = ordered[len(ordered) // 2]
+    lines = ["", "time synchronizing per rank (all windows): "
+             f"min {ordered[0] * 1e3:.3f} ms, median {median * 1e3:.3f} ms, "
+             f"max {ordered[-1] * 1e3:.3f} ms"]
+    busiest = sorted(range(ranks), key=lambda r: -totals[r])[:RANKS_SHOWN]
+    for r in busiest:
+        calls = sorted(SYNCS, key=lambda c: -per["sync_seconds"][c][r])
+        top = calls[0]
+        lines.append(
+            f"  rank {r}: {totals[r] * 1e3:.3f} ms (most in {top}: "
+            f"{per['sync_seconds'][top][r] * 1e3:.3f} ms), lock waits "
+            f"{per['lock_waits'][r]} ({per['lock_wait_seconds'][r] * 1e3:.3f}"
+            " ms)")
+    return lines
+
+
+def total_ops(w):
+    return sum(op_count(w, op, r) for op in OPS for r in REACHES)
+
+
 def render(doc, path):
-    """The whole report as text."""
-    lines = summary_lines(doc, path)
-    for w in doc.get("windows", []):
+    """The whole report as text; windows busiest first."""
+    lines = summary_lines(doc, path) + pair_lines(doc) + rank_time_lines(doc)
+    for w in sorted(doc.get("windows", []), key=total_ops, reverse=True):
         lines.append("")
         lines += window_lines(w)
     return "\n".join(lines) + "\n"

@@ -47,14 +47,16 @@ int FinishCall(ManagedWindow& w, int target, Verdict v, const Profiled& what,
   if (!v.passes_through()) {
     if (v.rc() == MPI_SUCCESS) {
       if (counted) {
-        CountOp(w.profile, what.kind, w.reach(target), what.count, what.type);
+        CountOp(w.profile, what.kind, w.reach(target), target, what.count,
+                what.type);
       }
       if (request != nullptr) *request = kCompletedRequest;
     }
     return v.raised() ? v.rc() : RaiseOnWindow(w.app_win(), v.rc());
   }
   if (counted) {
-    CountOp(w.profile, what.kind, w.reach(target), what.count, what.type);
+    CountOp(w.profile, what.kind, w.reach(target), target, what.count,
+            what.type);
     if (w.target(target).node_local()) CountFallback(w.profile, v.why());
   }
   return PassThrough(w, target, PendingOf(what.kind), mpi);

@@ -10,6 +10,8 @@
 #include <utility>
 
 #include "shim/process/runtime.h"
+#include "shim/profile/json.h"
+#include "shim/profile/traffic.h"
 #include "shim/types/datatype.h"
 
 namespace rmashim {
@@ -69,7 +71,7 @@ void RecordUnmanagedOp(MPI_Win win, OpKind kind, int target, MPI_Count count,
   WindowProfile* p = UnmanagedProfile(win);
   if (p == nullptr || target == MPI_PROC_NULL) return;
   const Reach reach = g_profiler.ReachOf(win, target);
-  CountOp(p, kind, reach, count, type);
+  CountOp(p, kind, reach, target, count, type);
   if (reach != Reach::kRemote) {
     CountFallback(p, p->unmanaged_why);
   }
@@ -96,13 +98,18 @@ WindowProfile* Profiler::OpenUnmanaged(MPI_Win win, MPI_Comm comm,
 WindowProfile* Profiler::Open(MPI_Win win, MPI_Comm comm, const char* flavor,
                               bool managed, Fallback unmanaged_why) {
   if (!on_) return nullptr;
-  int rank = 0, size = 0, zero = 0, owner = 0;
+  int rank = 0, size = 0;
   PMPI_Comm_rank(comm, &rank);
   PMPI_Comm_size(comm, &size);
   MPI_Group group, world;
   PMPI_Comm_group(comm, &group);
   PMPI_Comm_group(MPI_COMM_WORLD, &world);
-  PMPI_Group_translate_ranks(group, 1, &zero, world, &owner);
+  // The world rank of each window rank, for the traffic matrix.
+  std::vector<int> world_of(size), ranks(size);
+  for (int r = 0; r < size; ++r) ranks[r] = r;
+  PMPI_Group_translate_ranks(group, size, ranks.data(), world, world_of.data());
+  const int owner = world_of[0];
+  if (world_of == ranks) world_of.clear();  // the world's numbering
   // Which window ranks share this node (for unmanaged windows' reach).
   const std::vector<int> in_node = NodeIndexOf(comm);
   PMPI_Group_free(&group);
@@ -129,7 +136,19 @@ WindowProfile* Profiler::Open(MPI_Win win, MPI_Comm comm, const char* flavor,
   for (int r = 0; r < size; ++r)
     live.node_local[r] = in_node[r] != MPI_UNDEFINED;
   live_[win] = std::move(live);
+  targets_[&p].world_of = std::move(world_of);
   return &p;
+}
+
+WindowProfile::Ops* Profiler::TargetRow(WindowProfile* p) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::atomic_ref<WindowProfile::Ops*> row(p->by_target);
+  if (row.load(std::memory_order_relaxed) == nullptr) {
+    std::vector<WindowProfile::Ops>& storage = targets_[p].row;
+    storage.resize(size_t(p->ranks));
+    row.store(storage.data(), std::memory_order_release);
+  }
+  return row.load(std::memory_order_relaxed);
 }
 
 WindowProfile* Profiler::Find(MPI_Win win) {
@@ -284,17 +303,6 @@ void PrintText(const std::vector<Merged>& windows, int world_size) {
   }
 }
 
-// A number as JSON has it: JSON has no infinity or NaN, so a non-finite
-// value (a broken clock; never expected) is written as null, which the
-// schema check then reports.
-void JsonNumber(FILE* f, double v) {
-  if (std::isfinite(v)) {
-    std::fprintf(f, "%.9g", v);
-  } else {
-    std::fputs("null", f);
-  }
-}
-
 void JsonStat(FILE* f, const char* key, const Stat& s, bool last = false) {
   std::fprintf(f, "\"%s\": {\"sum\": ", key);
   JsonNumber(f, s.sum);
@@ -305,58 +313,16 @@ void JsonStat(FILE* f, const char* key, const Stat& s, bool last = false) {
   std::fputs(last ? "}" : "}, ", f);
 }
 
-// The length of the well-formed UTF-8 sequence at `s` (RFC 3629: no
-// overlong forms, no surrogates, nothing past U+10FFFF), or 0.
-int Utf8Length(const unsigned char* s) {
-  auto cont = [&](int i, unsigned lo = 0x80, unsigned hi = 0xBF) {
-    return s[i] >= lo && s[i] <= hi;
-  };
-  const unsigned c = s[0];
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
-  if (c == 0xE0) return cont(1, 0xA0) && cont(2) ? 3 : 0;
-  if (c == 0xED) return cont(1, 0x80, 0x9F) && cont(2) ? 3 : 0;
-  if (c >= 0xE1 && c <= 0xEF) return cont(1) && cont(2) ? 3 : 0;
-  if (c == 0xF0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
-  if (c >= 0xF1 && c <= 0xF3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
-  if (c == 0xF4) return cont(1, 0x80, 0x8F) && cont(2) && cont(3) ? 4 : 0;
-  return 0;
-}
-
-// `s` (a window name, any bytes MPI_Win_set_name was given) as a JSON
-// string: quotes and backslashes escaped, control bytes as \u00XX, and
-// each byte that does not start a well-formed UTF-8 sequence as U+FFFD,
-// so any JSON parser reads the document.
-void JsonString(FILE* f, const char* s) {
-  std::fputc('"', f);
-  const auto* p = reinterpret_cast<const unsigned char*>(s);
-  while (*p != 0) {
-    const int n = Utf8Length(p);
-    if (n == 0) {
-      std::fputs("\\ufffd", f);
-      ++p;
-    } else if (*p == '"' || *p == '\\') {
-      std::fputc('\\', f);
-      std::fputc(*p++, f);
-    } else if (*p < 0x20) {
-      std::fprintf(f, "\\u%04x", *p++);
-    } else {
-      std::fwrite(p, 1, n, f);
-      p += n;
-    }
-  }
-  std::fputc('"', f);
-}
-
 void WriteJson(const std::string& path, const std::vector<Merged>& windows,
-               int world_size) {
+               int world_size, const JobTraffic& traffic,
+               const std::vector<WindowProfile>& all) {
   FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) {
     std::fprintf(stderr, "rmashim: cannot write profile to %s\n", path.c_str());
     return;
   }
   std::fprintf(
-      f, "{\"schema\": \"rmashim-profile-1\", \"ranks\": %d, \"windows\": [",
+      f, "{\"schema\": \"rmashim-profile-2\", \"ranks\": %d, \"windows\": [",
       world_size);
   for (size_t i = 0; i < windows.size(); ++i) {
     const Merged& m = windows[i];
@@ -396,8 +362,30 @@ void WriteJson(const std::string& path, const std::vector<Merged>& windows,
                  m.busiest_rank,
                  static_cast<unsigned long long>(m.busiest_ops));
   }
-  std::fprintf(f, "\n]}\n");
+  std::fprintf(f, "\n]");
+  WriteTrafficJson(f, traffic);
+  WritePerRankJson(f, all, world_size);
+  std::fprintf(f, "}\n");
   std::fclose(f);
+}
+
+// The windows with the most operations (none without), busiest first, at
+// most kMatrixWindows.
+std::vector<WindowKey> Busiest(const std::vector<Merged>& windows) {
+  std::vector<std::pair<double, WindowKey>> by_ops;
+  for (const Merged& m : windows) {
+    double ops = 0;
+    for (const auto& by_reach : m.ops) {
+      for (const auto& stats : by_reach) ops += stats[0].sum;
+    }
+    if (ops > 0) by_ops.push_back({-ops, {m.meta->owner, m.meta->sequence}});
+  }
+  std::sort(by_ops.begin(), by_ops.end());
+  std::vector<WindowKey> out;
+  for (size_t i = 0; i < by_ops.size() && i < size_t(kMatrixWindows); ++i) {
+    out.push_back(by_ops[i].second);
+  }
+  return out;
 }
 
 }  // namespace
@@ -419,14 +407,23 @@ void Profiler::Report() {
   std::vector<WindowProfile> all(rank == 0 ? total / sizeof(WindowProfile) : 0);
   PMPI_Gatherv(mine.data(), bytes, MPI_BYTE, all.data(), counts.data(),
                displs.data(), MPI_BYTE, 0, MPI_COMM_WORLD);
-  if (rank != 0) return;
-  std::map<std::pair<int, int>, Merged> by_window;
-  for (const WindowProfile& p : all) by_window[{p.owner, p.sequence}].Add(p);
   std::vector<Merged> windows;
-  windows.reserve(by_window.size());
-  for (auto& [key, merged] : by_window) windows.push_back(merged);
+  if (rank == 0) {
+    std::map<std::pair<int, int>, Merged> by_window;
+    for (const WindowProfile& p : all) by_window[{p.owner, p.sequence}].Add(p);
+    windows.reserve(by_window.size());
+    for (auto& [key, merged] : by_window) windows.push_back(merged);
+  }
+  std::vector<TrafficSource> sources;
+  for (const WindowProfile& p : records_) {
+    const Targets& t = targets_[&p];
+    sources.push_back({&p, p.by_target, &t.world_of});
+  }
+  const JobTraffic traffic = GatherTraffic(sources, Busiest(windows));
+  if (rank != 0) return;
   PrintText(windows, size);
-  if (!json_path_.empty()) WriteJson(json_path_, windows, size);
+  PrintTraffic(stderr, traffic, all, size);
+  if (!json_path_.empty()) WriteJson(json_path_, windows, size, traffic, all);
 }
 
 }  // namespace rmashim

@@ -1,5 +1,6 @@
-// The profile: what each window did, by operation and locality, how long
-// synchronization took, and what fell back to MPI and why. Off unless
+// The profile: what each window did, by operation and locality and by
+// target rank, how long synchronization took, and what fell back to MPI
+// and why. Off unless
 // RMASHIM_PROFILE is set; when off, the data paths pay one predictable
 // branch on a null pointer.
 #ifndef RMASHIM_SHIM_PROFILE_PROFILE_H_
@@ -88,6 +89,11 @@ struct WindowProfile {
   uint64_t contended_locks = 0;  // shm lock acquisitions that had to wait
   double contended_seconds = 0;  // and how long they waited
   uint64_t fallbacks[int(Fallback::kCount)] = {};
+  // This process's operations and bytes by target window rank (`ranks`
+  // entries), allocated on the window's first counted operation
+  // (Profiler::TargetRow); an address of this process, meaningless once
+  // the record is gathered.
+  Ops* by_target = nullptr;
 };
 
 class Profiler {
@@ -107,6 +113,8 @@ class Profiler {
   // Reach of `target` in an unmanaged window's group.
   Reach ReachOf(MPI_Win win, int target);
   void Close(MPI_Win win);  // the record stays for the report
+  // `p`'s by_target row, allocated (zeros) on the first call.
+  WindowProfile::Ops* TargetRow(WindowProfile* p);
 
   // Collective over MPI_COMM_WORLD, right before MPI_Finalize: aggregates
   // and prints on rank 0 (stderr), writes JSON if asked.
@@ -122,6 +130,12 @@ class Profiler {
     std::vector<uint8_t> node_local;  // by window rank
     int rank;
   };
+  // A record's by_target row and the world rank of each window rank
+  // (empty where the window's ranks are the world's).
+  struct Targets {
+    std::vector<WindowProfile::Ops> row;
+    std::vector<int> world_of;
+  };
   bool on_ = false;
   bool thread_multiple_ = false;
   std::string json_path_;
@@ -129,6 +143,7 @@ class Profiler {
   std::mutex mutex_;
   std::deque<WindowProfile> records_;  // stable addresses
   std::unordered_map<MPI_Win, Live> live_;
+  std::unordered_map<const WindowProfile*, Targets> targets_;
 };
 
 extern Profiler g_profiler;
@@ -149,12 +164,20 @@ inline void AddSeconds(double& total, double seconds) {
     total += seconds;
   }
 }
-inline void CountOp(WindowProfile* p, OpKind kind, Reach reach,
+// Counts one operation of `bytes` to window rank `target` (ignored out of
+// range; callers pass MPI_PROC_NULL through).
+inline void CountOp(WindowProfile* p, OpKind kind, Reach reach, int target,
                     uint64_t bytes) {
   if (p == nullptr) return;
   WindowProfile::Ops& ops = p->ops[int(kind)][int(reach)];
   Bump(ops.count, 1);
   Bump(ops.bytes, bytes);
+  if (target < 0 || target >= p->ranks) return;
+  WindowProfile::Ops* row = std::atomic_ref<WindowProfile::Ops*>(p->by_target)
+                                .load(std::memory_order_acquire);
+  if (row == nullptr) row = g_profiler.TargetRow(p);
+  Bump(row[target].count, 1);
+  Bump(row[target].bytes, bytes);
 }
 inline void CountFallback(WindowProfile* p, Fallback why) {
   if (p != nullptr) Bump(p->fallbacks[int(why)], 1);
@@ -165,9 +188,9 @@ uint64_t PayloadBytes(MPI_Count count, MPI_Datatype type);
 
 // Counts one operation of `count` x `type` (bytes computed only when
 // profiling).
-inline void CountOp(WindowProfile* p, OpKind kind, Reach reach, MPI_Count count,
-                    MPI_Datatype type) {
-  if (p != nullptr) CountOp(p, kind, reach, PayloadBytes(count, type));
+inline void CountOp(WindowProfile* p, OpKind kind, Reach reach, int target,
+                    MPI_Count count, MPI_Datatype type) {
+  if (p != nullptr) CountOp(p, kind, reach, target, PayloadBytes(count, type));
 }
 
 // The same for a window the shim does not manage: node-local operations on

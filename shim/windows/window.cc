@@ -447,7 +447,7 @@ std::vector<int> ManagedWindow::ToWindowRanks(MPI_Group group) const {
 
 int CountServed(const ManagedWindow& w, OpKind kind, int target, int count,
                 MPI_Datatype type) {
-  CountOp(w.profile, kind, w.reach(target), count, type);
+  CountOp(w.profile, kind, w.reach(target), target, count, type);
   return MPI_SUCCESS;
 }
 

@@ -41,7 +41,7 @@ def window(wid, flavor, managed, ranks=2, ops=None, fallbacks=None):
 
 def profile(*windows, ranks=2):
     return {"schema": rp.SCHEMA, "ranks": ranks,
-            "windows": copy.deepcopy(list(windows))}
+            "windows": copy.deepcopy(list(windows)), **rp.no_traffic(ranks)}
 
 
 # A put_get-like run: one allocate window, every put/get served.

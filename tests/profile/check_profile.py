@@ -16,7 +16,8 @@ sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 # The profile's schema module (tools/rmashim_profile.py).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)),
                                 "..", "..", "tools"))
-from rmashim_profile import OPS, REACHES, SYNCS, load, reach  # noqa: E402
+from rmashim_profile import (OPS, REACHES, SYNCS, load, matrix,  # noqa: E402
+                             reach)
 
 K_PUTS, K_GETS, K_ACCS, K_OPTOUT_PUTS, K_LOCKS = 3, 2, 5, 4, 2
 K_REQUESTS, K_FENCES, K_PSCW_ROUNDS, K_DYNAMIC_PUTS = 2, 3, 2, 3
@@ -75,6 +76,55 @@ def check_contended(w, ranks, layout):
         assert seconds["max"] >= K_HOLD_SECONDS / 4, seconds
     else:  # one rank, or MPICH's locks (window spans nodes): not measured
         assert waited["sum"] == 0, waited
+
+
+def expect_matrices(ranks):
+    """{window name: {(origin, target): ops}} in world ranks (every window
+    is on MPI_COMM_WORLD); every operation moves one long (8 bytes)."""
+    want = {"counts": {}, "optout": {}, "requests": {}, "dynamic": {}}
+    def add(name, origin, target, n):
+        cells = want[name]
+        cells[(origin, target)] = cells.get((origin, target), 0) + n
+    for o in range(ranks):
+        for t in range(ranks):
+            add("counts", o, t, K_PUTS + K_GETS + 1)
+        add("counts", o, 0, K_ACCS)
+        add("counts", o, o, 1)
+        add("optout", o, o, K_OPTOUT_PUTS)
+        add("requests", o, (o + 1) % ranks,
+            4 * K_REQUESTS + 1 + K_FENCES - 1 + K_PSCW_ROUNDS)
+        add("dynamic", o, o, K_DYNAMIC_PUTS)
+    return want
+
+
+def check_traffic(doc, report_path):
+    """Who talked to whom, exactly: each window's matrix, the job's (their
+    sum), the busiest pairs, and the text report's pairs section."""
+    ranks = doc["ranks"]
+    traffic = doc["traffic"]
+    assert traffic["bin_size"] == 1 and traffic["bins"] == ranks, traffic
+    by_name = {w["name"]: w for w in doc["windows"]}
+    job = {}
+    for name, cells in expect_matrices(ranks).items():
+        got = matrix(traffic["windows"][by_name[name]["id"]])
+        assert got == {k: (n, 8 * n) for k, n in cells.items()}, (name, got)
+        for k, n in cells.items():
+            job[k] = job.get(k, 0) + n
+    assert set(traffic["windows"]) == {
+        by_name[n]["id"] for n in expect_matrices(ranks)}, traffic["windows"]
+    assert matrix(traffic["matrix"]) == {k: (n, 8 * n) for k, n in job.items()}
+    pairs = sorted(((8 * n, n, k) for k, n in job.items()),
+                   key=lambda p: (-p[0], -p[1], p[2]))[:32]
+    assert [(o, t, n, b) for b, n, (o, t) in pairs] == [
+        tuple(c) for c in traffic["top_pairs"]], traffic["top_pairs"]
+    per = doc["per_rank"]
+    for r in range(ranks):
+        ops = sum(n for (o, _), n in job.items() if o == r)
+        assert per["ops"][r] == ops and per["bytes"][r] == 8 * ops, (r, per)
+    text = open(report_path).read()
+    o, t, n, b = traffic["top_pairs"][0]
+    assert "== who talks to whom" in text, text
+    assert f"  rank {o} -> rank {t}: {n} ops, {b} bytes\n" in text, text
 
 
 def parse_report(path):
@@ -181,6 +231,7 @@ def main():
     assert dynamic["fallbacks"]["unmanaged_flavor"]["sum"] == K_DYNAMIC_PUTS * ranks
     assert sum(s["sum"] for s in dynamic["fallbacks"].values()) == K_DYNAMIC_PUTS * ranks
     check_contended(by_name[CONTENDED_NAME], ranks, layout)
+    check_traffic(doc, report)
     print("profile ok: %d windows, %d ranks, layout %s" % (len(doc["windows"]), ranks, layout))
 
 

@@ -45,7 +45,8 @@ def window(counts, fallback=0, managed=True):
 
 class CheckTwohostTest(unittest.TestCase):
     def run_check(self, ranks, windows, *extra):
-        doc = {"schema": rp.SCHEMA, "ranks": ranks, "windows": windows}
+        doc = {"schema": rp.SCHEMA, "ranks": ranks, "windows": windows,
+               **rp.no_traffic(ranks)}
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
             json.dump(doc, f)
         out = io.StringIO()
