@@ -43,11 +43,11 @@ template <typename Mpi>
 int FinishCall(ManagedWindow& w, int target, Verdict v, const Profiled& what,
                MPI_Request* request, Mpi mpi) {
   const bool counted =
-      w.profile != nullptr && target >= 0 && target < w.comm_size();
+      w.profile() != nullptr && target >= 0 && target < w.comm_size();
   if (!v.passes_through()) {
     if (v.rc() == MPI_SUCCESS) {
       if (counted) {
-        CountOp(w.profile, what.kind, w.reach(target), target, what.count,
+        CountOp(w.profile(), what.kind, w.reach(target), target, what.count,
                 what.type);
       }
       if (request != nullptr) *request = kCompletedRequest;
@@ -55,9 +55,9 @@ int FinishCall(ManagedWindow& w, int target, Verdict v, const Profiled& what,
     return v.raised() ? v.rc() : RaiseOnWindow(w.app_win(), v.rc());
   }
   if (counted) {
-    CountOp(w.profile, what.kind, w.reach(target), target, what.count,
+    CountOp(w.profile(), what.kind, w.reach(target), target, what.count,
             what.type);
-    if (w.target(target).node_local()) CountFallback(w.profile, v.why());
+    if (w.target(target).node_local()) CountFallback(w.profile(), v.why());
   }
   return PassThrough(w, target, PendingOf(what.kind), mpi);
 }

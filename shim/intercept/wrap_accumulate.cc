@@ -34,8 +34,8 @@ int FullPath(ManagedWindow* w, MPI_Win win, int target, MPI_Request* request,
 // A call the inline fast path served (TryFastRun, TryFastCompareSwap).
 int Served(const ManagedWindow& w, OpKind kind, int target, int count,
            MPI_Datatype type) {
-  return w.profile != nullptr ? CountServed(w, kind, target, count, type)
-                              : MPI_SUCCESS;
+  return w.profile() != nullptr ? CountServed(w, kind, target, count, type)
+                                : MPI_SUCCESS;
 }
 
 [[gnu::noinline]] int AccumulateFullPath(ManagedWindow* w,

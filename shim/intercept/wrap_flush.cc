@@ -70,7 +70,7 @@ inline bool PlainFlushApplies(const ManagedWindow& w, int rank) {
 // unstriped slot, which only single-node windows have).
 inline bool NodeLocalFlushApplies(const ManagedWindow& w, int rank) {
   return static_cast<unsigned>(rank) < static_cast<unsigned>(w.comm_size()) &&
-         !w.plain() && InPassiveEpochWith(w, rank) && w.profile == nullptr &&
+         !w.plain() && InPassiveEpochWith(w, rank) && w.profile() == nullptr &&
          !w.locks_in_shm() && !g_runtime.thread_multiple() &&
          w.target(rank).node_local() && !w.lock_state(rank).passed_to_mpi();
 }

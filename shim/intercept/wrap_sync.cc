@@ -113,7 +113,7 @@ Verdict Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
     if (const Verdict v = w.OpenMpiPassiveEpoch(); !v.ok()) return v;
     if (nocheck) {
     } else if (w.target(rank).node_local()) {
-      AcquireCounted(w.profile, [&] {
+      AcquireCounted(w.profile(), [&] {
         return lock_type == MPI_LOCK_SHARED
                    ? AcquireShared(w.lock_words(rank))
                    : AcquireExclusive(w.exclusive_share(), w.all_shards(),
@@ -225,7 +225,7 @@ Verdict LockAll(ManagedWindow& w, int assert) {
       w.set_lock_all_biased(
           TryAcquireAllBiased(w.all_shards(), w.own_lock_all_visible()));
       if (!w.lock_all_biased()) {
-        AcquireCounted(w.profile, [&] {
+        AcquireCounted(w.profile(), [&] {
           return AcquireAll(w.own_all_shard(), w.all_shards());
         });
         OfferBias(w.all_shards());

@@ -147,7 +147,7 @@ void ManagedWindow::SetTargets(const Announcement* all, MPI_Aint header_bytes) {
   const int comm_size = static_cast<int>(node_index_.size());
   targets_.resize(comm_size);
   comm_size_ = comm_size;
-  unprofiled_ranks_ = profile != nullptr ? 0 : comm_size;
+  unprofiled_ranks_ = profile_ != nullptr ? 0 : comm_size;
   locks_.resize(comm_size);
   pscw_.posts_consumed.resize(comm_size);
   for (int r = 0; r < comm_size; ++r) {
@@ -244,7 +244,7 @@ bool ManagedWindow::CanAttach() const {
 void ManagedWindow::Finish(MPI_Comm comm) {
   exclusive_share_.set_threaded(g_runtime.thread_multiple());
   const bool plain =
-      single_node_ && !g_runtime.thread_multiple() && profile == nullptr;
+      single_node_ && !g_runtime.thread_multiple() && profile_ == nullptr;
   plain_ranks_ = plain ? comm_size_ : 0;
   if (single_node_) {
     exclusive_share_.set_announcement(
@@ -447,7 +447,7 @@ std::vector<int> ManagedWindow::ToWindowRanks(MPI_Group group) const {
 
 int CountServed(const ManagedWindow& w, OpKind kind, int target, int count,
                 MPI_Datatype type) {
-  CountOp(w.profile, kind, w.reach(target), target, count, type);
+  CountOp(w.profile(), kind, w.reach(target), target, count, type);
   return MPI_SUCCESS;
 }
 

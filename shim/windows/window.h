@@ -173,7 +173,7 @@ class ManagedWindow {
                                          : Reach::kRemote;
   }
   // The profile record (profile.h); nullptr when profiling is off.
-  WindowProfile* profile = nullptr;
+  WindowProfile* profile() const { return profile_; }
   // Whether the window is plain: profiling off, one MPI thread, every rank
   // on this node. Fixed once the window is created and its profile set.
   bool plain() const { return plain_ranks_ != 0; }
@@ -193,7 +193,7 @@ class ManagedWindow {
   // profile; profiled windows take the path that counts).
   int unprofiled_ranks() const { return unprofiled_ranks_; }
   void SetProfile(WindowProfile* p) {
-    profile = p;
+    profile_ = p;
     unprofiled_ranks_ = p != nullptr ? 0 : comm_size_;
     if (p != nullptr) plain_ranks_ = lane_ranks_ = 0;
   }
@@ -413,8 +413,9 @@ class ManagedWindow {
   void Finish(MPI_Comm comm);
   void JoinAgent(MPI_Comm comm);
 
-  // This process's state as origin first, right after `profile`: the fast
-  // paths read it with the profile pointer and the members below.
+  WindowProfile* profile_ = nullptr;  // SetProfile
+  // This process's state as origin, beside the profile pointer: the fast
+  // paths read them with the members below.
   uint32_t node_barriers_ = 0;  // passed on this window (PassNodeBarrier)
   std::mutex state_mutex_;
   EpochWord epoch_;  // read without state_mutex_: see EpochWord
@@ -470,7 +471,7 @@ class ManagedWindow {
 };
 
 // Counts an operation a fast path served in `w`'s profile; out of line, so
-// the fast paths pay one test of `w.profile` when profiling is off. Returns
+// the fast paths pay one test of `w.profile()` when profiling is off. Returns
 // MPI_SUCCESS, so a fast path ends in a jump to it (no stack frame).
 [[gnu::cold, gnu::noinline]] int CountServed(const ManagedWindow& w,
                                              OpKind kind, int target, int count,
@@ -478,7 +479,7 @@ class ManagedWindow {
 
 // The profile record of any window, managed (`w`) or not.
 inline WindowProfile* ProfileOf(MPI_Win win, const ManagedWindow* w) {
-  return w != nullptr ? w->profile : UnmanagedProfile(win);
+  return w != nullptr ? w->profile() : UnmanagedProfile(win);
 }
 
 }  // namespace rmashim
