@@ -88,7 +88,7 @@ def check_png(path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n", data[:8]
     assert data[12:16] == b"IHDR", data[12:16]
     width, height = struct.unpack(">II", data[16:24])
-    # Two windows: two panels stacked (10 x 7.2 inches at 100 dpi).
+    # Three panels (16 x 12 inches at 100 dpi).
     assert width >= 800 and height >= 600, (width, height)
     assert len(data) >= 20000, len(data)
     assert data[-8:-4] == b"IEND", data[-8:]
