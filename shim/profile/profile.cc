@@ -1,3 +1,5 @@
+// The profile's records (profile.h): counted by the data paths, gathered
+// on rank 0 at MPI_Finalize, printed and written as JSON.
 #include "shim/profile/profile.h"
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <utility>
 
 #include "shim/process/runtime.h"
+#include "shim/profile/gather.h"
 #include "shim/profile/json.h"
 #include "shim/profile/traffic.h"
 #include "shim/types/datatype.h"
@@ -395,18 +398,8 @@ void Profiler::Report() {
   int rank = 0, size = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
-  std::vector<WindowProfile> mine(records_.begin(), records_.end());
-  const int bytes = int(mine.size() * sizeof(WindowProfile));
-  std::vector<int> counts(size), displs(size);
-  PMPI_Gather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  int total = 0;
-  for (int r = 0; r < size; ++r) {
-    displs[r] = total;
-    total += counts[r];
-  }
-  std::vector<WindowProfile> all(rank == 0 ? total / sizeof(WindowProfile) : 0);
-  PMPI_Gatherv(mine.data(), bytes, MPI_BYTE, all.data(), counts.data(),
-               displs.data(), MPI_BYTE, 0, MPI_COMM_WORLD);
+  const std::vector<WindowProfile> all = GatherOnRankZero(
+      std::vector<WindowProfile>(records_.begin(), records_.end()));
   std::vector<Merged> windows;
   if (rank == 0) {
     std::map<std::pair<int, int>, Merged> by_window;

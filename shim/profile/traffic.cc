@@ -10,6 +10,7 @@
 #include <map>
 #include <type_traits>
 
+#include "shim/profile/gather.h"
 #include "shim/profile/json.h"
 
 namespace rmashim {
@@ -180,17 +181,7 @@ JobTraffic GatherTraffic(const std::vector<TrafficSource>& mine,
   const std::vector<Entry> own =
       OwnEntries(mine, chosen, rank, size, traffic.bin_size, traffic.bins);
 
-  const int bytes = int(own.size() * sizeof(Entry));
-  std::vector<int> counts(size), displs(size);
-  PMPI_Gather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  int total = 0;
-  for (int r = 0; r < size; ++r) {
-    displs[r] = total;
-    total += counts[r];
-  }
-  std::vector<Entry> all(rank == 0 ? total / sizeof(Entry) : 0);
-  PMPI_Gatherv(own.data(), bytes, MPI_BYTE, all.data(), counts.data(),
-               displs.data(), MPI_BYTE, 0, MPI_COMM_WORLD);
+  const std::vector<Entry> all = GatherOnRankZero(own);
   if (rank != 0) return {};
 
   std::vector<TrafficCell> job;
