@@ -5,15 +5,15 @@
 #   scripts/dash_bench.sh DASH_SRC
 #
 # Needs the builds scripts/dash_suite.sh made in $WORK (default
-# /tmp/dash_suite); compiles bench.15.copy (dash::copy of a tiled matrix to
+# /tmp/dash_suite); builds bench.15.copy (dash::copy of a tiled matrix to
 # unit 0: one-sided gets), bench.03.gups (random remote updates),
 # bench.13.allreduce and bench.14.accumulate (dart_allreduce with predefined
-# and user operations) with DASH's library flags for both variants
-# (scripts/dash_bench_build.py), then runs them ROUNDS times per layout,
+# and user operations) as DASH's own example targets of both builds, with
+# DASH's flags for each, then runs them ROUNDS times per layout,
 # the two variants interleaved, and prints the best time (gups: the best
 # rate) of every measurement per variant.
 #
-# Environment: WORK, UNITS (2), LAYOUTS ("node oddeven"), ROUNDS (7),
+# Environment: WORK, UNITS (2), LAYOUTS ("node oddeven"), ROUNDS (7), JOBS (2),
 # BENCHES (the four above; a subset skips the others).
 set -euo pipefail
 
@@ -26,17 +26,27 @@ WORK=${WORK:-/tmp/dash_suite}
 UNITS=${UNITS:-2}
 LAYOUTS=${LAYOUTS:-node oddeven}
 ROUNDS=${ROUNDS:-7}
+JOBS=${JOBS:-2}
 BENCHES=${BENCHES:-bench.15.copy bench.03.gups bench.13.allreduce bench.14.accumulate}
 
-nice -n 15 python3 "$REPO/scripts/dash_bench_build.py" --variant libdart \
-  --dash-src "$WORK/libdart/src" --cmake-build "$WORK/libdart/cmake" \
-  --include "$REPO/include" --libdart-dir "$WORK/libdart/lib" \
-  --libdash "$WORK/libdart/build/libdash.a" --out "$WORK/bench/libdart" \
-  $BENCHES > "$WORK/bench-build.log" 2>&1
-nice -n 15 python3 "$REPO/scripts/dash_bench_build.py" --variant dartmpi \
-  --dash-src "$WORK/dartmpi/src" --cmake-build "$WORK/dartmpi/build" \
-  --libdash "$WORK/dartmpi/build/dash/libdash-mpi.a" \
-  --out "$WORK/bench/dartmpi" $BENCHES >> "$WORK/bench-build.log" 2>&1
+# DASH's own example targets: <name>.libdart in the libdart build (DASH's
+# CMake on the installed libdart), <name>.mpi in DART-MPI's.
+libdart_targets=() mpi_targets=()
+for b in $BENCHES; do
+  libdart_targets+=("$b.libdart")
+  mpi_targets+=("$b.mpi")
+done
+nice -n 15 make -C "$WORK/libdart/build" -j "$JOBS" "${libdart_targets[@]}" \
+  > "$WORK/bench-build.log" 2>&1
+nice -n 15 make -C "$WORK/dartmpi/build" -j "$JOBS" "${mpi_targets[@]}" \
+  >> "$WORK/bench-build.log" 2>&1
+
+exe_of() {  # exe_of VARIANT BENCH
+  case $1 in
+    libdart) echo "$WORK/libdart/build/dash/$2.libdart" ;;
+    dartmpi) echo "$WORK/dartmpi/build/dash/$2.mpi" ;;
+  esac
+}
 
 args_of() {
   case $1 in
@@ -55,7 +65,7 @@ for layout in $LAYOUTS; do
       for v in libdart dartmpi; do
         # shellcheck disable=SC2046
         timeout 600 mpirun.mpich -n "$UNITS" "${env[@]}" \
-          "$WORK/bench/$v/$b" $(args_of "$b") 2>/dev/null |
+          "$(exe_of "$v" "$b")" $(args_of "$b") 2>/dev/null |
           sed "s/^/$layout $v $b | /" >> "$out" || true
       done
     done

@@ -8,11 +8,14 @@
 # development); this script fetches nothing. Everything is built under
 # $WORK (default /tmp/dash_suite), never in this repository:
 #   dartmpi/  DASH's CMake build with its DART-MPI (dash-test-mpi)
-#   libdart/  the same CMake configuration, then DASH's library and tests
-#             compiled with DASH's flags against include/ and linked with
-#             bazel-bin/shim/dart/libdart.so (scripts/dash_libdart_build.py)
+#   libdart/  this project installed in libdart/prefix (bazel run //:install),
+#             then DASH's CMake build with the installed
+#             lib/cmake/rmashim/DashOnLibdart.cmake as its project include:
+#             DASH's library and tests against the installed DART headers
+#             and libdart.so (dash-test-libdart), DASH's build unchanged
 # Both use one set of options: MPICH (mpicc.mpich/mpicxx.mpich), hwloc on,
-# threads on (DART_THREAD_MULTIPLE), -O1, no optional libraries.
+# threads on (DART_THREAD_MULTIPLE), -O1, no optional libraries; examples
+# configured too (scripts/dash_bench.sh builds DASH's benchmarks from them).
 #
 # Then every (variant, units, layout) runs once under mpirun.mpich
 # (scripts/dash_suite_run.py: a run silent for $IDLE seconds is killed, its
@@ -44,15 +47,17 @@ BUILD=${BUILD:-1}
 mkdir -p "$WORK"
 
 FLAGS="-O1 -DNDEBUG -DDASH_RELEASE"
-configure() {  # configure SRC BUILD: DASH's CMake with the common options
-  mkdir -p "$2"
-  (cd "$2" && nice -n 15 cmake "$1" \
+configure() {  # configure SRC BUILD [CMAKE OPTIONS]: DASH's CMake, common options
+  local src=$1 build=$2
+  shift 2
+  mkdir -p "$build"
+  (cd "$build" && nice -n 15 cmake "$src" "$@" \
     -DCMAKE_C_COMPILER=mpicc.mpich -DCMAKE_CXX_COMPILER=mpicxx.mpich \
     -DMPI_C_COMPILER=mpicc.mpich -DMPI_CXX_COMPILER=mpicxx.mpich \
     -DMPIEXEC_EXECUTABLE=/usr/bin/mpirun.mpich \
     -DCMAKE_BUILD_TYPE=MinSizeRel \
     "-DCMAKE_C_FLAGS_MINSIZEREL=$FLAGS" "-DCMAKE_CXX_FLAGS_MINSIZEREL=$FLAGS" \
-    -DBUILD_TESTS=ON -DBUILD_EXAMPLES=OFF -DENABLE_THREADSUPPORT=ON \
+    -DBUILD_TESTS=ON -DBUILD_EXAMPLES=ON -DENABLE_THREADSUPPORT=ON \
     -DENABLE_HWLOC=ON -DENABLE_HWLOC_PCI=OFF -DENABLE_LIBNUMA=OFF \
     -DENABLE_PAPI=OFF -DENABLE_MKL=OFF -DENABLE_BLAS=OFF -DENABLE_LAPACK=OFF \
     -DENABLE_SCALAPACK=OFF -DENABLE_PLASMA=OFF -DENABLE_HDF5=OFF \
@@ -73,7 +78,7 @@ copy_src() {
 bin_of() {
   case $1 in
     dartmpi) echo "$WORK/dartmpi/build/dash/dash-test-mpi" ;;
-    libdart) echo "$WORK/libdart/build/dash-test-libdart" ;;
+    libdart) echo "$WORK/libdart/build/dash/dash-test-libdart" ;;
   esac
 }
 
@@ -87,17 +92,13 @@ if [ "$BUILD" = 1 ]; then
           > "$WORK/dartmpi/make.log" 2>&1
         ;;
       libdart)
-        (cd "$REPO" && nice -n 15 bazel build --jobs="$JOBS" \
-          //shim/dart:libdart.so)
-        mkdir -p "$WORK/libdart/lib"
-        rm -f "$WORK/libdart/lib/libdart.so"
-        cp "$REPO/bazel-bin/shim/dart/libdart.so" "$WORK/libdart/lib/"
+        rm -rf "$WORK/libdart/prefix"
+        (cd "$REPO" && nice -n 15 bazel run --jobs="$JOBS" //:install -- \
+          "$WORK/libdart/prefix")
         copy_src "$WORK/libdart/src"
-        configure "$WORK/libdart/src" "$WORK/libdart/cmake"
-        nice -n 15 python3 "$REPO/scripts/dash_libdart_build.py" \
-          --dash-src "$WORK/libdart/src" --cmake-build "$WORK/libdart/cmake" \
-          --include "$REPO/include" --libdart-dir "$WORK/libdart/lib" \
-          --out "$WORK/libdart/build" --jobs "$JOBS" \
+        configure "$WORK/libdart/src" "$WORK/libdart/build" \
+          "-DCMAKE_PROJECT_INCLUDE=$WORK/libdart/prefix/lib/cmake/rmashim/DashOnLibdart.cmake"
+        nice -n 15 make -C "$WORK/libdart/build" -j "$JOBS" dash-test-libdart \
           > "$WORK/libdart/make.log" 2>&1
         ;;
       *) echo "unknown variant $v" >&2; exit 2 ;;

@@ -32,7 +32,9 @@ DESCRIPTION
       PREFIX/lib/pkgconfig/dart.pc          MPICH's mpich.pc (libmpich-dev)
       PREFIX/lib/cmake/rmashim/           CMake package: find_package(rmashim)
                                           gives rmashim::rmashim, rmashim::dart
-                                          and rmashim::dart_static
+                                          and rmashim::dart_static;
+                                          DashOnLibdart.cmake builds DASH
+                                          on libdart through DASH's own CMake
       PREFIX/bin/rmashim                  launcher and profile report
       PREFIX/lib/rmashim/*.py             the launcher's report modules
       PREFIX/share/man/man1/rmashim.1,    its --help texts as man pages
@@ -237,6 +239,8 @@ preload=\${libdir}/librmashim.so"
     "# Static linking: \$(pkg-config --variable=static_libs dart) instead of -ldart
 static_libs=\${libdir}/libdart.a -lhwloc -lstdc++ -lrt -lm"
   write_cmake
+  install_file "$root/tools/DashOnLibdart.cmake" \
+    "$prefix/lib/cmake/rmashim/DashOnLibdart.cmake" 644
   echo "install: rmashim $version installed in $prefix"
   echo "install: PKG_CONFIG_PATH=$prefix/lib/pkgconfig; launcher $prefix/bin/rmashim"
 }

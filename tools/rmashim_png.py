@@ -4,7 +4,8 @@ the job's origin x target matrix of bytes in world ranks on a log colour
 scale; (b) where the time went, each rank's synchronization time stacked
 by call and the part of it spent waiting for locks; (c) the busiest
 windows (at most MAX_WINDOWS), their operations served in shared memory,
-passed to MPI as remote, or fallen back to MPI with the reasons. Ranks
+remote ones through the targets' agents or passed to MPI, and node-local
+ones fallen back to MPI with the reasons. Ranks
 are grouped into at most MAX_BINS bins so that a thousand ranks and
 windows stay readable. matplotlib comes from Debian's python3-matplotlib
 (scripts/install_deps.sh installs it)."""
@@ -12,8 +13,8 @@ import rmashim_report as report
 
 MAX_WINDOWS = 8  # windows drawn, busiest first
 MAX_BINS = 64  # bins a side of the matrix and along the ranks axis
-COLORS = {"served": "#55a868", "remote": "#c0c0c0", "fallback": "#c44e52",
-          "lock wait": "black"}
+COLORS = {"served": "#55a868", "agent": "#8172b3", "remote": "#c0c0c0",
+          "fallback": "#c44e52", "lock wait": "black"}
 
 
 class NoMatplotlib(Exception):
@@ -216,14 +217,16 @@ def draw_windows(ax, doc):
     rows = range(len(windows))
     parts = {
         "served": [report.served_ops(w) for w in windows],
-        "remote": [sum(report.op_count(w, op, "remote") for op in report.OPS)
-                   for w in windows],
+        "agent": [report.schema.remote_split(w)[0] for w in windows],
+        "remote": [report.schema.remote_split(w)[1] for w in windows],
         "fallback": [sum(report.fallback_counts(w).values())
                      for w in windows],
     }
     left = [0] * len(windows)
-    labels = {"served": "served in shared memory", "remote":
-              "remote, to MPI", "fallback": "node-local, fell back to MPI"}
+    labels = {"served": "served in shared memory",
+              "agent": "remote, through the target's agent",
+              "remote": "remote, to MPI",
+              "fallback": "node-local, fell back to MPI"}
     for part, widths in parts.items():
         ax.barh(list(rows), widths, left=left, color=COLORS[part],
                 label=labels[part])

@@ -120,10 +120,12 @@ def check_schema(doc):
     else:
         assert set(doc) == {"schema", "ranks", "windows"}, doc.keys()
     for w in doc["windows"]:
-        assert set(w) == {"id", "name", "flavor", "managed", "ranks", "ops",
-                          "sync", "contended_locks", "contended_seconds",
-                          "fallbacks",
-                          "busiest_rank", "busiest_rank_ops"}, w.keys()
+        # remote_to_mpi: absent from the profiles of shims that did not
+        # tell remote operations through the agent from MPI's.
+        assert set(w) - {"remote_to_mpi"} == {
+            "id", "name", "flavor", "managed", "ranks", "ops", "sync",
+            "contended_locks", "contended_seconds", "fallbacks",
+            "busiest_rank", "busiest_rank_ops"}, w.keys()
         assert w["flavor"] in FLAVORS, w["flavor"]
         assert isinstance(w["managed"], bool) and isinstance(w["name"], str)
         owner, sequence = w["id"].split(".")
@@ -147,12 +149,23 @@ def check_schema(doc):
         assert set(w["fallbacks"]) == set(FALLBACKS)
         for why in FALLBACKS:
             check_stat(w["fallbacks"][why], why)
+        if "remote_to_mpi" in w:
+            check_stat(w["remote_to_mpi"], "remote_to_mpi")
+            assert w["remote_to_mpi"]["sum"] <= op_count(w, ["remote"]), w["id"]
         assert w["busiest_rank_ops"] <= op_count(w, REACHES), w["id"]
 
 
 def op_count(w, reaches=REACHES, ops=OPS):
     """Operations on window `w` (summed over its ranks) to `reaches`."""
     return sum(w["ops"][op][r]["count"]["sum"] for op in ops for r in reaches)
+
+
+def remote_split(w):
+    """(through the targets' agents, to MPI): the remote operations of `w`
+    (all to MPI in a profile that does not tell them apart)."""
+    remote = op_count(w, ["remote"])
+    to_mpi = w.get("remote_to_mpi", {}).get("sum", remote)
+    return remote - to_mpi, to_mpi
 
 
 def fallbacks(w):

@@ -151,6 +151,14 @@ def contention_lines(w):
             f"{seconds * 1e3:.3f} ms in all"]
 
 
+def remote_lines(w):
+    agent, to_mpi = schema.remote_split(w)
+    if not agent and not to_mpi:
+        return []
+    return [f"  remote ops: {agent} through the targets' agents, "
+            f"{to_mpi} to MPI"]
+
+
 def fallback_lines(w):
     lines = []
     for key, n in fallback_counts(w).items():
@@ -166,7 +174,7 @@ def window_lines(w):
              f"  served in shared memory: {served_ops(w)} of {local} "
              f"node-local ops ({percent(served_ops(w), local)})"]
     lines += ops_lines(w) + sync_lines(w) + contention_lines(w)
-    lines += fallback_lines(w)
+    lines += remote_lines(w) + fallback_lines(w)
     if "busiest_rank" in w:
         lines.append(f"  busiest rank: {w['busiest_rank']} "
                      f"({w.get('busiest_rank_ops', 0)} ops)")

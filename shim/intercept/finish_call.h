@@ -57,7 +57,11 @@ int FinishCall(ManagedWindow& w, int target, Verdict v, const Profiled& what,
   if (counted) {
     CountOp(w.profile(), what.kind, w.reach(target), target, what.count,
             what.type);
-    if (w.target(target).node_local()) CountFallback(w.profile(), v.why());
+    if (w.target(target).node_local()) {
+      CountFallback(w.profile(), v.why());
+    } else {
+      CountRemoteToMpi(w.profile());
+    }
   }
   return PassThrough(w, target, PendingOf(what.kind), mpi);
 }

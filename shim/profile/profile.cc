@@ -77,6 +77,8 @@ void RecordUnmanagedOp(MPI_Win win, OpKind kind, int target, MPI_Count count,
   CountOp(p, kind, reach, target, count, type);
   if (reach != Reach::kRemote) {
     CountFallback(p, p->unmanaged_why);
+  } else {
+    CountRemoteToMpi(p);
   }
 }
 
@@ -199,6 +201,7 @@ struct Merged {
   Stat sync_calls[int(SyncKind::kCount)], sync_seconds[int(SyncKind::kCount)];
   Stat contended, contended_seconds;
   Stat fallbacks[int(Fallback::kCount)];
+  Stat remote_to_mpi;
   int busiest_rank = -1;
   uint64_t busiest_ops = 0;
 
@@ -222,6 +225,7 @@ struct Merged {
     for (int f = 0; f < int(Fallback::kCount); ++f) {
       fallbacks[f].Add(double(p.fallbacks[f]), first);
     }
+    remote_to_mpi.Add(double(p.remote_to_mpi), first);
     if (busiest_rank < 0 || total > busiest_ops) {
       busiest_rank = p.world_rank;
       busiest_ops = total;
@@ -296,6 +300,16 @@ void PrintText(const std::vector<Merged>& windows, int world_size) {
           Human(m.contended.sum).c_str(), m.contended_seconds.sum * 1e3,
           Human(m.contended.max).c_str(), m.contended_seconds.max * 1e3);
     }
+    double remote = 0;
+    for (int k = 0; k < int(OpKind::kCount); ++k) {
+      remote += m.ops[k][int(Reach::kRemote)][0].sum;
+    }
+    if (remote > 0) {
+      std::fprintf(out,
+                   "  remote ops: %s through the targets' agents, %s to MPI\n",
+                   Human(remote - m.remote_to_mpi.sum).c_str(),
+                   Human(m.remote_to_mpi.sum).c_str());
+    }
     for (int f = 0; f < int(Fallback::kCount); ++f) {
       if (m.fallbacks[f].sum == 0) continue;
       std::fprintf(out, "  fell back to MPI: %-42s %s ops\n", Name(Fallback(f)),
@@ -356,6 +370,7 @@ void WriteJson(const std::string& path, const std::vector<Merged>& windows,
     std::fprintf(f, "},\n  ");
     JsonStat(f, "contended_locks", m.contended);
     JsonStat(f, "contended_seconds", m.contended_seconds);
+    JsonStat(f, "remote_to_mpi", m.remote_to_mpi);
     std::fprintf(f, "\"fallbacks\": {");
     for (int b = 0; b < int(Fallback::kCount); ++b) {
       JsonStat(f, kFallbackNames[b].key, m.fallbacks[b],

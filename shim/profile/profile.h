@@ -89,6 +89,9 @@ struct WindowProfile {
   uint64_t contended_locks = 0;  // shm lock acquisitions that had to wait
   double contended_seconds = 0;  // and how long they waited
   uint64_t fallbacks[int(Fallback::kCount)] = {};
+  // Operations to remote targets handed to MPI; the other remote ones went
+  // through the target's agent (shim/agent/agent.h).
+  uint64_t remote_to_mpi = 0;
   // This process's operations and bytes by target window rank (`ranks`
   // entries), allocated on the window's first counted operation
   // (Profiler::TargetRow); an address of this process, meaningless once
@@ -181,6 +184,9 @@ inline void CountOp(WindowProfile* p, OpKind kind, Reach reach, int target,
 }
 inline void CountFallback(WindowProfile* p, Fallback why) {
   if (p != nullptr) Bump(p->fallbacks[int(why)], 1);
+}
+inline void CountRemoteToMpi(WindowProfile* p) {
+  if (p != nullptr) Bump(p->remote_to_mpi, 1);
 }
 
 // Bytes of `count` x `type` (0 for invalid input).

@@ -84,6 +84,9 @@ def parse_args(argv):
     p.add_argument("--unmanaged", type=flavor_list, default=[])
     p.add_argument("--windows", type=window_counts, default={})
     p.add_argument("--min-served", type=int, default=None)
+    p.add_argument("--min-via-agent", type=int, default=0,
+                   help="remote operations the targets' agents must have "
+                   "served (RMASHIM_AGENT runs)")
     p.add_argument("--allow-fallback", type=fallback_list, action="append",
                    default=[])
     p.add_argument("--allow-warning", action="append", default=[])
@@ -173,6 +176,12 @@ def check(args):
                         "on managed windows), expected at least %d"
                         % (served, local, args.min_served))
 
+    # Remote operations through the targets' agents (shim/agent/agent.h).
+    via_agent = sum(rp.remote_split(w)[0] for w in windows)
+    if via_agent < args.min_via_agent:
+        problems.append("%d remote operations through the targets' agents, "
+                        "expected at least %d" % (via_agent, args.min_via_agent))
+
     # Warnings on stderr.
     warnings = []
     try:
@@ -195,10 +204,10 @@ def check(args):
             reasons[reason] = reasons.get(reason, 0) + count
     summary = ("shim engaged: %d of %d windows managed (%s); %d of %d node-local "
                "operations on them served directly (at least %d expected); "
-               "fallbacks: %s; shim warnings: %d"
+               "remote operations through agents: %d; fallbacks: %s; shim warnings: %d"
                % (managed, len(windows),
                   ", ".join("%s %d" % (f, n) for f, n in sorted(seen.items())),
-                  served, local, args.min_served,
+                  served, local, args.min_served, via_agent,
                   ", ".join("%s %d" % kv for kv in sorted(reasons.items())) or "none",
                   len(warnings)))
     return problems, summary

@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)),
                                 "..", "..", "tools"))
 from rmashim_profile import (OPS, REACHES, SYNCS, load, matrix,  # noqa: E402
-                             reach)
+                             op_count, reach)
 
 K_PUTS, K_GETS, K_ACCS, K_OPTOUT_PUTS, K_LOCKS = 3, 2, 5, 4, 2
 K_REQUESTS, K_FENCES, K_PSCW_ROUNDS, K_DYNAMIC_PUTS = 2, 3, 2, 3
@@ -186,6 +186,9 @@ def main():
     doc = load(path)  # schema-checked
     check_report(doc, report)
     assert doc["ranks"] == ranks
+    # These runs start no agent: every remote operation went to MPI.
+    for w in doc["windows"]:
+        assert w["remote_to_mpi"]["sum"] == op_count(w, ["remote"]), w["id"]
     if layout == "osu":
         check_osu(doc)
         return
