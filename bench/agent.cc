@@ -167,16 +167,16 @@ void Measure(const Options& o, Op op, int target, const char* target_name,
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// Epochs in which every rank adds to a word of every rank, node-local and
-// remote targets alike: fence epochs (with the agent running their
-// accumulates still go to MPI) or lock_all epochs (with the agent, the
-// node-local ones in shared memory, the remote ones through the agents,
-// completed at unlock_all). Rank 0 reports the time per epoch (the
-// accumulates and the epoch's end); the word's sums are checked.
+// Epochs in which every rank adds `per_target` times to a word of every
+// rank, node-local and remote targets alike: fence epochs (with the agent,
+// the node-local ones in shared memory, the remote ones through the agents,
+// applied before the fence returns) or lock_all epochs (likewise, completed
+// at unlock_all). Rank 0 reports the time per epoch (the accumulates and
+// the epoch's end); the word's sums are checked.
 enum class Sweep { kFence, kLockAll };
 
 void MeasureEveryRank(const Options& o, int size, MPI_Win win, Sweep sweep,
-                      int64_t* words) {
+                      int per_target, int64_t* words) {
   const int64_t one = 1;
   const int warm = 10;
   const int word = sweep == Sweep::kFence ? 5 : 6;  // unused by other rows
@@ -186,8 +186,10 @@ void MeasureEveryRank(const Options& o, int size, MPI_Win win, Sweep sweep,
     if (i == warm) t0 = Now();
     if (sweep == Sweep::kLockAll) MPI_Win_lock_all(0, win);
     for (int t = 0; t < size; ++t) {
-      MPI_Accumulate(&one, 1, MPI_INT64_T, t, 8 * word, 1, MPI_INT64_T, MPI_SUM,
-                     win);
+      for (int k = 0; k < per_target; ++k) {
+        MPI_Accumulate(&one, 1, MPI_INT64_T, t, 8 * word, 1, MPI_INT64_T,
+                       MPI_SUM, win);
+      }
     }
     if (sweep == Sweep::kFence) {
       MPI_Win_fence(0, win);
@@ -198,16 +200,18 @@ void MeasureEveryRank(const Options& o, int size, MPI_Win win, Sweep sweep,
   const double t = Now() - t0;
   if (sweep == Sweep::kFence) MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
   MPI_Barrier(MPI_COMM_WORLD);
-  const int64_t want = int64_t{size} * (warm + o.iters);
+  const int64_t want = int64_t{size} * per_target * (warm + o.iters);
   int wrong = words[word] != want, any_wrong = 0;
+  words[word] = 0;  // for the next row (every rank is past the barrier)
   MPI_Reduce(&wrong, &any_wrong, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) return;
+  const std::string adds =
+      per_target == 1 ? "accumulate" : std::to_string(per_target) + " accumulates";
   const std::string what =
-      std::string(sweep == Sweep::kFence ? "fence+accumulate to every rank"
-                                         : "lock_all+accumulate to every "
-                                           "rank+unlock_all") +
+      (sweep == Sweep::kFence ? "fence+" + adds + " to every rank"
+                              : "lock_all+" + adds + " to every rank+unlock_all") +
       (any_wrong ? " (WRONG SUM)" : "");
   Emit(o, what.c_str(), "every rank", "all ranks in MPI", t / o.iters * 1e6,
        "us");
@@ -248,8 +252,11 @@ int main(int argc, char** argv) {
     if (local > 0) Measure(o, op, local, "node-local", false, win);
     if (remote > 0) Measure(o, op, remote, "remote", false, win);
   }
-  for (const Sweep sweep : {Sweep::kFence, Sweep::kLockAll}) {
-    MeasureEveryRank(o, size, win, sweep, static_cast<int64_t*>(base));
+  for (const int per_target : {1, 64}) {
+    for (const Sweep sweep : {Sweep::kFence, Sweep::kLockAll}) {
+      MeasureEveryRank(o, size, win, sweep, per_target,
+                       static_cast<int64_t*>(base));
+    }
   }
   if (remote > 0) {
     Measure(o, Op::kLockAccUnlock, remote, "remote", true, win);

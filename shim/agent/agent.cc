@@ -15,6 +15,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <span>
+#include <unordered_map>
 
 #include "shim/agent/agent_state.h"
 #include "shim/atomics/striped_apply.h"
@@ -62,7 +64,7 @@ void Apply(AgentState& s, const RequestHeader& h, const std::byte* body,
   std::vector<std::byte> result;
   {
     std::lock_guard<std::mutex> guard(served_windows().mutex());
-    const ManagedWindow& w = WindowOf(h);
+    ManagedWindow& w = WindowOf(h);
     const Target& t = w.target(w.rank());
     const MPI_Aint base = h.disp * t.disp_unit;
     const auto size = static_cast<size_t>(h.element_size);
@@ -103,6 +105,14 @@ void Apply(AgentState& s, const RequestHeader& h, const std::byte* body,
                  h.fetching ? result.data() + done * e->size : nullptr,
                  static_cast<size_t>(run.count));
         done += run.count;
+      }
+      // Counted for fences (AgentCompleteFence) once applied; a fence
+      // waiting for this count is woken (epoch_state.h: AgentFenceCounts).
+      if (!h.fetching) {
+        AgentFenceCounts& counts = w.agent_fence();
+        if (counts.applied.fetch_add(1) + 1 >= counts.expected.load()) {
+          counts.applied.notify_all();
+        }
       }
     }
   }
@@ -180,9 +190,9 @@ AgentLockRequest LockRequest(const RequestHeader& h, int link) {
           .kind = h.lock};
 }
 
-// One request from the origin on `link`; false when the link closed.
-bool ServeRequest(AgentState& s, int link, std::vector<std::byte>& frame) {
-  if (!ReadFrame(link, &frame)) return false;
+// One request from the origin on `link`, `frame` (its own copy: heap
+// memory is aligned for every element type); false when the link closed.
+bool ServeRequest(AgentState& s, int link, const std::vector<std::byte>& frame) {
   RequestHeader h;
   if (frame.size() < sizeof h) Malformed("short", h);
   std::memcpy(&h, frame.data(), sizeof h);
@@ -202,6 +212,19 @@ bool ServeRequest(AgentState& s, int link, std::vector<std::byte>& frame) {
     default:
       Malformed("kind", h);
   }
+}
+
+// The requests that arrived on `link` (one recv, FrameReader), in order;
+// false when the link closed.
+bool ServeReceived(AgentState& s, int link, FrameReader& reader,
+                   std::vector<std::byte>& frame) {
+  if (!reader.Receive(link)) return false;
+  std::span<const std::byte> next;
+  while (reader.Next(&next)) {
+    frame.assign(next.begin(), next.end());
+    if (!ServeRequest(s, link, frame)) return false;
+  }
+  return !reader.bad();
 }
 
 // Waits for an event at most `ns` (epoll_pwait2, where the kernel has it;
@@ -228,7 +251,8 @@ void Serve(AgentState& s) {
     epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &e);
   }
   std::vector<std::byte> frame;
-  std::vector<int> origins;  // accepted links, closed when the loop ends
+  std::unordered_map<int, FrameReader> origins;  // accepted links, closed
+                                                 // when the loop ends
   epoll_event ready[64];
   // While lock requests wait, the loop polls them between events: first
   // after kFirstPollNs, then at intervals that double up to kMaxPollNs (a
@@ -249,12 +273,12 @@ void Serve(AgentState& s) {
         [[maybe_unused]] ssize_t r = read(s.wake_fd, &count, sizeof count);
       } else if (fd == s.listener.fd) {
         if (const int link = Accept(s, epoll); link >= 0) {
-          origins.push_back(link);
+          origins.try_emplace(link);
         }
-      } else if (!ServeRequest(s, fd, frame)) {
+      } else if (!ServeReceived(s, fd, origins.at(fd), frame)) {
         epoll_ctl(epoll, EPOLL_CTL_DEL, fd, nullptr);
         close(fd);
-        std::erase(origins, fd);
+        origins.erase(fd);
       }
     }
     if (s.locks.waiting()) GrantWaitingLocks(s);
@@ -268,7 +292,7 @@ void Serve(AgentState& s) {
       }
     }
   }
-  for (const int link : origins) close(link);
+  for (const auto& [link, reader] : origins) close(link);
   close(epoll);
 }
 

@@ -169,6 +169,16 @@ int AgentFlush(ManagedWindow& w, int target);
 // ... of every target's.
 int AgentFlushAll(ManagedWindow& w);
 
+// Fence epochs, collective over `w`'s ranks before MPI's fence (MpiFence,
+// wrap_active.cc): every update this process sent to remote targets'
+// agents goes out, and this process returns once its own agent has applied
+// every update the window's ranks sent it before their fences (agent.cc
+// counts them per window, the origins per target; the sums come from one
+// MPI_Reduce_scatter_block). MPI's fence after it then tells every origin
+// its updates are applied. Not for fences with MPI_MODE_NOPRECEDE, which
+// every rank gives or none (MPI-3 11.5.5).
+int AgentCompleteFence(ManagedWindow& w);
+
 // Locks for remote targets on windows whose locks are the agents'
 // (ManagedWindow::locks_via_agent, agent_locks.h). AgentLock returns once
 // the lock on remote `target` is held; AgentUnlock releases it after the

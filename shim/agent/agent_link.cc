@@ -171,4 +171,40 @@ bool ReadFrame(int fd, std::vector<std::byte>* frame, void (*on_wait)()) {
   return ReadAll(fd, frame->data(), length, on_wait);
 }
 
+bool FrameReader::Receive(int fd) {
+  constexpr size_t kChunk = size_t{64} * 1024;  // the origins' queue size
+  static thread_local std::vector<std::byte> scratch(kChunk);
+  ssize_t n;
+  do {
+    n = recv(fd, scratch.data(), scratch.size(), MSG_DONTWAIT);
+  } while (n < 0 && errno == EINTR);
+  if (n == 0) return false;
+  if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK;
+  buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<ptrdiff_t>(start_));
+  start_ = 0;
+  buffer_.insert(buffer_.end(), scratch.begin(), scratch.begin() + n);
+  return true;
+}
+
+bool FrameReader::Next(std::span<const std::byte>* frame) {
+  uint32_t length = 0;
+  const size_t left = buffer_.size() - start_;
+  if (left < sizeof length) {
+    if (left == 0 && buffer_.capacity() > 4096) {
+      std::vector<std::byte>().swap(buffer_);  // nothing held between bursts
+      start_ = 0;
+    }
+    return false;
+  }
+  std::memcpy(&length, buffer_.data() + start_, sizeof length);
+  if (length >= kMaxFrame) {
+    bad_ = true;
+    return false;
+  }
+  if (left - sizeof length < length) return false;
+  *frame = {buffer_.data() + start_ + sizeof length, length};
+  start_ += sizeof length + length;
+  return true;
+}
+
 }  // namespace rmashim

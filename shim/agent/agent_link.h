@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace rmashim {
@@ -54,6 +55,28 @@ bool ReadAll(int fd, void* data, size_t bytes, void (*on_wait)() = nullptr);
 bool WriteFrame(int fd, const void* data, size_t bytes);
 bool ReadFrame(int fd, std::vector<std::byte>* frame,
                void (*on_wait)() = nullptr);
+
+// The agent's side of a link (agent.cc): what one recv brings, cut into
+// frames. An origin's burst of queued updates arrives in one or a few
+// segments; one recv per wake-up takes all of it, where reading frame by
+// frame cost two recv calls and an epoll_wait per frame. Bytes of a frame
+// whose rest has not come yet wait in the reader (and only those: the
+// readers of a thousand links hold nothing between bursts).
+class FrameReader {
+ public:
+  // What `fd` has now (one recv without waiting); false when the peer
+  // closed or the read failed.
+  bool Receive(int fd);
+  // The next whole frame received, valid until the next call; false when
+  // no whole frame is left, or when a length is out of bounds (bad()).
+  bool Next(std::span<const std::byte>* frame);
+  bool bad() const { return bad_; }
+
+ private:
+  std::vector<std::byte> buffer_;
+  size_t start_ = 0;  // the first byte not yet handed out
+  bool bad_ = false;
+};
 
 }  // namespace rmashim
 

@@ -126,9 +126,12 @@ std::vector<std::byte> Message(const RequestHeader& h, size_t body_bytes) {
   return msg;
 }
 
+// An update that waits for no answer went to `target`'s agent: flushes and
+// unlocks must complete it, and the next fence counts it.
 void NotePending(ManagedWindow& w, int target) {
   StateGuard guard(w.state_mutex());
   w.NoteAgentUpdate(target);
+  ++w.agent_fence().sent[target];
 }
 
 // The most one update request carries (runs and packed elements): far
@@ -274,6 +277,54 @@ int FlushPending(ManagedWindow& w, int first, int last) {
 }
 
 }  // namespace
+
+// What MPICH's CH3 fence did with its own operation counts: the origins'
+// counts summed by target in one collective, each target then waiting for
+// its own arrivals, here its agent's. No round trip to any agent: each
+// target waits only for the frames sent to it, which its agent applies as
+// they come; what it waits on is a counter in its own memory.
+int AgentCompleteFence(ManagedWindow& w) {
+  AgentState& s = TheAgent();
+  AgentFenceCounts& counts = w.agent_fence();
+  int rc = MPI_SUCCESS;
+  {
+    std::lock_guard<std::mutex> guard(s.origin_mutex);
+    StateGuard state_guard(w.state_mutex());
+    for (int target = 0; target < w.comm_size(); ++target) {
+      if (!w.agent_pending(target)) continue;
+      w.AgentPendingDone(target);
+      const int world = w.world_rank(target);
+      if (!s.queued[world].empty() && SendQueued(s, world) < 0) {
+        rc = MPI_ERR_OTHER;  // reported after the collective below
+      }
+    }
+    w.AllAgentPendingDone();
+  }
+  if (counts.comm == MPI_COMM_NULL) {
+    constexpr int kTag = 0x524d;  // any: one creation at a time per process
+    if (const int e = PMPI_Comm_create_group(MPI_COMM_WORLD, w.group(), kTag,
+                                             &counts.comm)) {
+      return e;
+    }
+  }
+  uint64_t arriving = 0;
+  if (const int e =
+          PMPI_Reduce_scatter_block(counts.sent.data(), &arriving, 1,
+                                    MPI_UINT64_T, MPI_SUM, counts.comm)) {
+    return e;
+  }
+  std::fill(counts.sent.begin(), counts.sent.end(), 0);
+  const uint64_t expected = counts.expected.load() + arriving;
+  counts.expected.store(expected);
+  // Asleep, not spinning: the thread that must run is this process's own
+  // agent, which a spinning waiter would keep from a core (agent.cc wakes
+  // the waiter when the count reaches `expected`).
+  for (uint64_t seen = counts.applied.load(); seen < expected;
+       seen = counts.applied.load()) {
+    counts.applied.wait(seen);
+  }
+  return rc;
+}
 
 int AgentFlush(ManagedWindow& w, int target) {
   return FlushPending(w, target, target + 1);

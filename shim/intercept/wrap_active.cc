@@ -10,6 +10,7 @@
 #include <atomic>
 #include <vector>
 
+#include "shim/agent/agent.h"
 #include "shim/epochs/active_target.h"
 #include "shim/intercept/finish_call.h"
 #include "shim/process/runtime.h"
@@ -29,9 +30,16 @@ Verdict MpiFence(ManagedWindow& w, int assert) {
     if (const Verdict v = FlushPassedThroughEndpoints(w); !v.ok()) return v;
   }
   if (const Verdict v = w.CloseMpiPassiveEpoch(); !v.ok()) return v;
+  // Updates sent to remote targets' agents are applied before MPI's fence
+  // (every rank takes part, so MPI's fence follows even after an error).
+  int agent_rc = MPI_SUCCESS;
+  if (w.agent_served() && !(assert& MPI_MODE_NOPRECEDE)) {
+    agent_rc = AgentCompleteFence(w);
+  }
   if (const int rc = PMPI_Win_fence(assert, w.app_win())) {
     return Verdict::Raised(rc);
   }
+  if (agent_rc != MPI_SUCCESS) return Verdict::Error(agent_rc);
   const bool opens_epoch = (assert& MPI_MODE_NOSUCCEED) == 0;
   // With MPI_MODE_NOPRECEDE MPI may skip its barrier; direct copies of the
   // new epoch must still wait until every node-local target has fenced.

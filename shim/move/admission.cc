@@ -103,15 +103,23 @@ std::optional<Verdict> Admit(ManagedWindow& w, Access access, Form form,
   }
   // With the agent (agent.h) every origin's accumulate reaches the target
   // through the stripes: node-local origins' directly, remote ones' through
-  // the target's agent. In passive epochs only: fence and PSCW stay MPI's
-  // on these windows, and an MPI epoch of either kind on the window while
-  // another origin holds a passive one on the same target is erroneous.
-  // (Served in fence epochs too, the accumulates made each fence wait for a
-  // round trip to every remote agent that had updates, which on a full
-  // node was many times slower than MPI's own path: the fence row of
-  // bench/results/agent_oddeven.md.)
-  if (w.agent_served() && IsPassive(w.epoch())) {
-    return AdmittedAfterPassedThrough(w, target);
+  // the target's agent. In passive epochs, and in fence epochs, whose
+  // fences wait until the agents have applied them (AgentCompleteFence);
+  // MPI's PSCW keeps MPI's path (Admit's first pass-through above). An
+  // epoch of another kind on the window while another origin holds one of
+  // these on the same target is erroneous (MPI-3 11.5).
+  if (!w.agent_served()) {
+    return Verdict::PassThrough(Fallback::kMultiNodeWindow);
+  }
+  const AccessEpoch now = w.epoch();
+  if (IsPassive(now)) return AdmittedAfterPassedThrough(w, target);
+  // In a fence epoch nothing can complete MPI's accumulates before the
+  // fence (MPI_Win_flush is erroneous there). MPI orders one origin's
+  // accumulates to a location, so once this epoch handed one for `target`
+  // to MPI (a layout the shim does not flatten), the rest follow it there.
+  if (now == AccessEpoch::kFence &&
+      !Includes(w.lock_state(target).mpi_pending, MpiPending::kUpdates)) {
+    return std::nullopt;
   }
   return Verdict::PassThrough(Fallback::kMultiNodeWindow);
 }

@@ -37,11 +37,20 @@ inline bool ValidAssert(int assert, int allowed) {
 // waits for their local completion and for the targets' acknowledgements
 // of accumulates, and complete for their local completion, then sends its
 // complete message behind them on the same path.
+// Flags: what went to MPI since the last completion.
 enum class MpiPending : uint8_t {
-  kNothing,
-  kUpdates,  // only accumulates, fetch_and_op or compare_and_swap
-  kCopies,   // puts or gets too
+  kNothing = 0,
+  kUpdates = 1,  // accumulates, fetch_and_op or compare_and_swap
+  kCopies = 2,   // puts or gets
 };
+inline MpiPending operator|(MpiPending a, MpiPending b) {
+  return static_cast<MpiPending>(static_cast<uint8_t>(a) |
+                                 static_cast<uint8_t>(b));
+}
+// Whether `marks` include `kind`.
+inline bool Includes(MpiPending marks, MpiPending kind) {
+  return (static_cast<uint8_t>(marks) & static_cast<uint8_t>(kind)) != 0;
+}
 
 // The access epoch this process has opened on the window (MPI-3 11.5).
 // Bit 2 marks the epochs that give access to every target (fence,
@@ -126,6 +135,25 @@ struct PscwState {
   std::atomic<bool> exposed{false};
   uint64_t expected_completes = 0;  // completes owed to this rank so far
   PostMatching mpi_posts;  // windows spanning nodes: MPI's PSCW (mpi_pscw.h)
+};
+
+// Fence epochs on a window whose remote targets' agents apply its updates
+// (shim/agent/agent.h, AgentCompleteFence): updates that wait for no
+// answer, counted where they are sent and where they are applied.
+struct AgentFenceCounts {
+  // Origin: per target, updates sent to its agent since this process's
+  // last fence.
+  std::vector<uint64_t> sent;
+  // Target: updates to this window this process's agent has applied
+  // (written by the agent's thread), and how many the fences so far said
+  // had been sent here (the agent wakes a fence waiting in between once
+  // `applied` reaches it; both sequentially consistent, so either the
+  // waiter sees the last update or the agent sees what it waits for).
+  std::atomic<uint64_t> applied{0};
+  std::atomic<uint64_t> expected{0};
+  // The window's ranks as a communicator, made at the first fence that
+  // needs one (MPI_Comm_create_group), freed with the window.
+  MPI_Comm comm = MPI_COMM_NULL;
 };
 
 }  // namespace rmashim

@@ -55,7 +55,7 @@ inline Verdict FlushPassedThrough(ManagedWindow& w, Completion completion) {
 inline Verdict FlushPassedThroughEndpoints(ManagedWindow& w) {
   if (!w.mpi_ops_pending()) return Verdict::Served();
   for (int target = 0; target < w.comm_size(); ++target) {
-    if (w.lock_state(target).mpi_pending == MpiPending::kCopies) {
+    if (Includes(w.lock_state(target).mpi_pending, MpiPending::kCopies)) {
       if (const int rc = FlushEndpoint(w.world_rank(target))) {
         return Verdict::Error(rc);
       }

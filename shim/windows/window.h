@@ -334,10 +334,10 @@ class ManagedWindow {
   void set_lock_all_biased(bool biased) { lock_all_biased_ = biased; }
 
   // Operations handed to MPI and not yet completed (passthrough.h): `rank`
-  // now has some of kind `pending` (the mark only rises until completed).
+  // now has some of kind `pending` (the marks only add up until completed).
   void NoteMpiPending(int rank, MpiPending pending) {
     MpiPending& mark = locks_[rank].mpi_pending;
-    if (pending > mark) mark = pending;
+    mark = mark | pending;
     any_mpi_ops_pending_ = true;
   }
   // Whether any target may have some (false: none has).
@@ -385,6 +385,9 @@ class ManagedWindow {
   void AgentPendingDone(int rank) { agent_pending_[rank] = 0; }
   bool any_agent_pending() const { return any_agent_pending_; }
   void AllAgentPendingDone() { any_agent_pending_ = false; }
+  // Counts for completing fence epochs through the agents (epoch_state.h).
+  AgentFenceCounts& agent_fence() { return agent_fence_; }
+  MPI_Group group() const { return group_; }
 
  private:
   ManagedWindow() = default;
@@ -430,6 +433,7 @@ class ManagedWindow {
   std::atomic<long long> passed_to_mpi_{0};
   std::vector<uint8_t> agent_pending_;  // per target rank
   bool any_agent_pending_ = false;
+  AgentFenceCounts agent_fence_;
 
   Flavor flavor_ = Flavor::kAllocate;
 
