@@ -3,11 +3,12 @@
 // thread of the shim, with the CPU atomics and stripes that node-local
 // origins use (accumulate.h: ApplyRun), so node-local accumulates can be
 // served in shared memory in passive epochs on windows spanning nodes and
-// stay atomic with remote ones (MPI-3 11.7.1). In passive epochs it moves
-// remote origins' puts and gets too, as updates with MPI_REPLACE and
-// fetching MPI_NO_OP (admission.cc, wrap_rma.cc's MoveThroughAgent), so a
-// remote origin's whole passive epoch completes without the target calling
-// MPI.
+// stay atomic with remote ones (MPI-3 11.7.1); in fence epochs too, whose
+// fences wait until the agents have applied them (AgentCompleteFence). In
+// passive epochs it moves remote origins' puts and gets too, as updates
+// with MPI_REPLACE and fetching MPI_NO_OP (admission.cc, wrap_rma.cc's
+// MoveThroughAgent), so a remote origin's whole passive epoch completes
+// without the target calling MPI.
 //
 // Why an agent at all. MPICH over UCX sends a remote origin's accumulate,
 // fetch_and_op and compare_and_swap to the target as an active message and

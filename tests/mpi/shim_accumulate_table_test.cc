@@ -372,14 +372,14 @@ TEST_P(AccumulateTableTest, EveryOpOnEveryTypeMatchesReferenceAndNative) {
       RunTable(native.win(), native.base(), entries, GetParam());
 
   // The shim computes accumulates itself on single-node windows, and on
-  // windows spanning nodes in passive epochs where its agent runs (remote
-  // origins' ones too, shim/agent/agent.h); elsewhere MPI does, with MPICH's
+  // windows spanning nodes in passive and fence epochs where its agent runs
+  // (remote origins' ones too, shim/agent/agent.h); elsewhere MPI does, with MPICH's
   // departures, except under an exclusive lock on a node-local or own
   // target, which the shim serves. There a region's unsigned MIN/MAX mixes
   // both (MPI's signed ordering for remote origins, MPI's definition for
   // node-local ones), so those entries are left out of the managed side's
   // checks; every other entry is checked.
-  const bool by_agent = AgentRunning() && GetParam() != Epoch::kFence;
+  const bool by_agent = AgentRunning();
   const bool passed_through = !AllOnOneNode(MPI_COMM_WORLD) && !by_agent;
   const bool mixed = passed_through && GetParam() == Epoch::kExclusiveLocks;
   const std::string epoch = EpochName(GetParam());
