@@ -179,6 +179,17 @@ int AgentFlushAll(ManagedWindow& w);
 // its updates are applied. Not for fences with MPI_MODE_NOPRECEDE, which
 // every rank gives or none (MPI-3 11.5.5).
 int AgentCompleteFence(ManagedWindow& w);
+// The same at MPI_Win_complete of MPI's PSCW (ManagedWindow::agent_pscw):
+// every update sent to a target of the start goes out, and each target is
+// told how many (PostMatching::SendCount), zero included.
+int AgentCompletePscw(ManagedWindow& w);
+// This process's agent's side of an epoch's end on `w`: `arriving` more
+// updates were sent to it (the origins' counts); AwaitAgentArrivals
+// returns (asleep meanwhile) once the agent has applied every update
+// counted so far, AgentArrivalsApplied says whether it has.
+void AddAgentArrivals(ManagedWindow& w, uint64_t arriving);
+void AwaitAgentArrivals(ManagedWindow& w);
+bool AgentArrivalsApplied(ManagedWindow& w);
 
 // Locks for remote targets on windows whose locks are the agents'
 // (ManagedWindow::locks_via_agent, agent_locks.h). AgentLock returns once

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <numeric>
 #include <span>
 
 #include "shim/agent/agent.h"
@@ -278,6 +279,63 @@ int FlushPending(ManagedWindow& w, int first, int last) {
 
 }  // namespace
 
+namespace {
+
+// Sends what is queued for those of `targets` that were sent updates since
+// their last flush, without a flush request (nothing is awaited); clears
+// their marks. The caller holds s.origin_mutex and w's state mutex.
+int SendPending(AgentState& s, ManagedWindow& w,
+                const std::vector<int>& targets) {
+  int rc = MPI_SUCCESS;
+  for (const int target : targets) {
+    if (!w.agent_pending(target)) continue;
+    w.AgentPendingDone(target);
+    const int world = w.world_rank(target);
+    if (!s.queued[world].empty() && SendQueued(s, world) < 0) {
+      rc = MPI_ERR_OTHER;
+    }
+  }
+  return rc;
+}
+
+}  // namespace
+
+void AddAgentArrivals(ManagedWindow& w, uint64_t arriving) {
+  AgentFenceCounts& counts = w.agent_fence();
+  counts.expected.store(counts.expected.load() + arriving);
+}
+
+// Asleep, not spinning: the thread that must run is this process's own
+// agent, which a spinning waiter would keep from a core (agent.cc wakes the
+// waiter when the count reaches `expected`).
+void AwaitAgentArrivals(ManagedWindow& w) {
+  AgentFenceCounts& counts = w.agent_fence();
+  const uint64_t expected = counts.expected.load();
+  for (uint64_t seen = counts.applied.load(); seen < expected;
+       seen = counts.applied.load()) {
+    counts.applied.wait(seen);
+  }
+}
+
+bool AgentArrivalsApplied(ManagedWindow& w) {
+  const AgentFenceCounts& counts = w.agent_fence();
+  return counts.applied.load() >= counts.expected.load();
+}
+
+int AgentCompletePscw(ManagedWindow& w) {
+  AgentState& s = TheAgent();
+  std::lock_guard<std::mutex> guard(s.origin_mutex);
+  StateGuard state_guard(w.state_mutex());
+  int rc = SendPending(s, w, w.pscw().access_group);
+  for (const int target : w.pscw().access_group) {
+    uint64_t& sent = w.agent_fence().sent[target];
+    const int sent_rc = w.pscw().mpi_posts.SendCount(w.world_rank(target), sent);
+    sent = 0;
+    if (rc == MPI_SUCCESS) rc = sent_rc;
+  }
+  return rc;
+}
+
 // What MPICH's CH3 fence did with its own operation counts: the origins'
 // counts summed by target in one collective, each target then waiting for
 // its own arrivals, here its agent's. No round trip to any agent: each
@@ -286,18 +344,13 @@ int FlushPending(ManagedWindow& w, int first, int last) {
 int AgentCompleteFence(ManagedWindow& w) {
   AgentState& s = TheAgent();
   AgentFenceCounts& counts = w.agent_fence();
-  int rc = MPI_SUCCESS;
+  int rc = MPI_SUCCESS;  // reported after the collective below
   {
     std::lock_guard<std::mutex> guard(s.origin_mutex);
     StateGuard state_guard(w.state_mutex());
-    for (int target = 0; target < w.comm_size(); ++target) {
-      if (!w.agent_pending(target)) continue;
-      w.AgentPendingDone(target);
-      const int world = w.world_rank(target);
-      if (!s.queued[world].empty() && SendQueued(s, world) < 0) {
-        rc = MPI_ERR_OTHER;  // reported after the collective below
-      }
-    }
+    std::vector<int> all(w.comm_size());
+    std::iota(all.begin(), all.end(), 0);
+    rc = SendPending(s, w, all);
     w.AllAgentPendingDone();
   }
   if (counts.comm == MPI_COMM_NULL) {
@@ -314,15 +367,8 @@ int AgentCompleteFence(ManagedWindow& w) {
     return e;
   }
   std::fill(counts.sent.begin(), counts.sent.end(), 0);
-  const uint64_t expected = counts.expected.load() + arriving;
-  counts.expected.store(expected);
-  // Asleep, not spinning: the thread that must run is this process's own
-  // agent, which a spinning waiter would keep from a core (agent.cc wakes
-  // the waiter when the count reaches `expected`).
-  for (uint64_t seen = counts.applied.load(); seen < expected;
-       seen = counts.applied.load()) {
-    counts.applied.wait(seen);
-  }
+  AddAgentArrivals(w, arriving);
+  AwaitAgentArrivals(w);
   return rc;
 }
 

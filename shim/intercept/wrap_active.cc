@@ -61,14 +61,20 @@ Verdict MpiFence(ManagedWindow& w, int assert) {
 // MPI_Win_wait, which returns after this origin's complete message, sent
 // after the copies (the fence in MPI_Win_complete). Accumulates stay MPI's
 // (Admit).
+// On agent windows (ManagedWindow::agent_pscw) every target of the start
+// joins the access group: accumulates to remote ones go to their agents,
+// and MPI_Win_complete tells each how many.
 void OpenMpiAccessGroup(ManagedWindow& w, const std::vector<int>& targets) {
   StateGuard guard(w.state_mutex());
   w.SetEpoch(AccessEpoch::kPscw);
   w.pscw().access_group.clear();
+  const bool every_target = w.agent_pscw();
   for (int t : targets) {
-    if (t == MPI_UNDEFINED || !w.target(t).node_local()) continue;
+    if (t == MPI_UNDEFINED) continue;
+    const bool local = w.target(t).node_local();
+    if (!local && !every_target) continue;
     w.lock_state(t).in_access_group = true;
-    w.lock_state(t).direct = true;
+    w.lock_state(t).direct = local;
     w.pscw().access_group.push_back(t);
   }
 }
@@ -117,6 +123,22 @@ Verdict MpiPost(ManagedWindow& w, MPI_Group group, int assert) {
   return Verdict::Error(posts.Post(origins));
 }
 
+// MPI's post on an agent window: the origins whose counts of updates the
+// wait or test will receive (mpi_pscw.h), then the post.
+Verdict MpiPostCounted(ManagedWindow& w, MPI_Group group, int assert) {
+  if (!w.agent_pscw()) return MpiPost(w, group, assert);
+  std::vector<int> origins;
+  if (!ToWorldRanks(w, w.ToWindowRanks(group), &origins)) {
+    return Verdict::Error(MPI_ERR_GROUP);
+  }
+  const Verdict v = MpiPost(w, group, assert);
+  if (w.pscw().exposed) {
+    w.pscw().exposure_origins = std::move(origins);
+    w.pscw().counts_received = false;
+  }
+  return v;
+}
+
 Verdict MpiStart(ManagedWindow& w, MPI_Group group, int assert) {
   const std::vector<int> targets = w.ToWindowRanks(group);
   PostMatching& posts = w.pscw().mpi_posts;
@@ -139,26 +161,70 @@ Verdict MpiStart(ManagedWindow& w, MPI_Group group, int assert) {
 
 // MPI's complete, after what went to MPI has left (mpi_flush.h) and the
 // direct copies are published.
+// On agent windows the agents' updates go out first, and each target is
+// told how many (AgentCompletePscw).
 Verdict MpiComplete(ManagedWindow& w) {
+  const bool counted = w.epoch() == AccessEpoch::kPscw && w.agent_pscw();
   if (w.epoch() == AccessEpoch::kPscw) {
     StateGuard guard(w.state_mutex());
     if (const Verdict v = FlushPassedThroughEndpoints(w); !v.ok()) return v;
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);  // direct copies
+  if (counted) {
+    if (const int rc = AgentCompletePscw(w)) return Verdict::Error(rc);
+  }
   const int rc = PMPI_Win_complete(w.app_win());
   if (rc == MPI_SUCCESS) CloseMpiAccessGroup(w);
+  if (counted && rc == MPI_SUCCESS) {
+    return Verdict::Error(w.pscw().mpi_posts.FinishCounts());
+  }
   return Verdict::Raised(rc);
+}
+
+// An agent window's wait or test (`flag` null: wait): the origins' counts
+// of updates sent to this process's agent, then the agent's having applied
+// them. For a test, *flag says whether both are there.
+Verdict AwaitAgentUpdates(ManagedWindow& w, int* flag) {
+  PscwState& p = w.pscw();
+  if (!p.counts_received) {
+    uint64_t arriving = 0;
+    bool all = true;
+    const int rc =
+        flag == nullptr
+            ? p.mpi_posts.ReceiveCounts(p.exposure_origins, &arriving)
+            : p.mpi_posts.ReceiveSomeCounts(p.exposure_origins, &all,
+                                            &arriving);
+    if (rc != MPI_SUCCESS) return Verdict::Error(rc);
+    if (!all) {
+      *flag = 0;
+      DriveProgress();
+      return Verdict::Served();
+    }
+    AddAgentArrivals(w, arriving);
+    p.counts_received = true;
+  }
+  if (flag == nullptr) {
+    AwaitAgentArrivals(w);
+  } else {
+    *flag = AgentArrivalsApplied(w) ? 1 : 0;
+  }
+  return Verdict::Served();
 }
 
 // MPI's wait or test (`flag` null for wait), then the exposure epoch's end
 // in the shim's post matching.
 Verdict MpiWaitOrTest(ManagedWindow& w, int* flag) {
+  if (w.agent_pscw() && w.pscw().exposed) {
+    if (const Verdict v = AwaitAgentUpdates(w, flag); !v.ok()) return v;
+    if (flag != nullptr && !*flag) return Verdict::Served();
+  }
   const int rc = flag == nullptr ? PMPI_Win_wait(w.app_win())
                                  : PMPI_Win_test(w.app_win(), flag);
   if (rc != MPI_SUCCESS || (flag != nullptr && !*flag)) {
     return Verdict::Raised(rc);
   }
   w.pscw().exposed = false;
+  w.pscw().counts_received = false;
   return Verdict::Error(w.pscw().mpi_posts.FinishPosts());
 }
 
@@ -185,7 +251,7 @@ Verdict Post(ManagedWindow& w, MPI_Group group, int assert) {
     if (!IsPassive(w.epoch())) {
       if (const Verdict v = w.CloseMpiPassiveEpoch(); !v.ok()) return v;
     }
-    return MpiPost(w, group, assert);
+    return MpiPostCounted(w, group, assert);
   }
   if (!ValidAssert(assert, kPostAsserts)) return Verdict::Error(MPI_ERR_ARG);
   return ShmPost(w, group, assert);

@@ -103,21 +103,24 @@ std::optional<Verdict> Admit(ManagedWindow& w, Access access, Form form,
   }
   // With the agent (agent.h) every origin's accumulate reaches the target
   // through the stripes: node-local origins' directly, remote ones' through
-  // the target's agent. In passive epochs, and in fence epochs, whose
-  // fences wait until the agents have applied them (AgentCompleteFence);
-  // MPI's PSCW keeps MPI's path (Admit's first pass-through above). An
-  // epoch of another kind on the window while another origin holds one of
-  // these on the same target is erroneous (MPI-3 11.5).
+  // the target's agent. In passive epochs; in fence epochs, whose fences
+  // wait until the agents have applied them (AgentCompleteFence); and in
+  // MPI's PSCW where the shim matches posts, whose waits receive each
+  // origin's count of them (agent_pscw, AgentCompletePscw). An epoch of
+  // another kind on the window while another origin holds one of these on
+  // the same target is erroneous (MPI-3 11.5).
   if (!w.agent_served()) {
     return Verdict::PassThrough(Fallback::kMultiNodeWindow);
   }
   const AccessEpoch now = w.epoch();
   if (IsPassive(now)) return AdmittedAfterPassedThrough(w, target);
-  // In a fence epoch nothing can complete MPI's accumulates before the
-  // fence (MPI_Win_flush is erroneous there). MPI orders one origin's
+  // In an active-target epoch nothing can complete MPI's accumulates before
+  // its end (MPI_Win_flush is erroneous there). MPI orders one origin's
   // accumulates to a location, so once this epoch handed one for `target`
   // to MPI (a layout the shim does not flatten), the rest follow it there.
-  if (now == AccessEpoch::kFence &&
+  const bool counted = now == AccessEpoch::kFence ||
+                       (now == AccessEpoch::kPscw && w.agent_pscw());
+  if (counted &&
       !Includes(w.lock_state(target).mpi_pending, MpiPending::kUpdates)) {
     return std::nullopt;
   }

@@ -135,6 +135,10 @@ struct PscwState {
   std::atomic<bool> exposed{false};
   uint64_t expected_completes = 0;  // completes owed to this rank so far
   PostMatching mpi_posts;  // windows spanning nodes: MPI's PSCW (mpi_pscw.h)
+  // MPI's PSCW on agent windows: the origins of the current post (world
+  // ranks), and whether their counts of updates were all received.
+  std::vector<int> exposure_origins;
+  bool counts_received = false;
 };
 
 // Fence epochs on a window whose remote targets' agents apply its updates

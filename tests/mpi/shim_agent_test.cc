@@ -1,11 +1,10 @@
 // The agent on windows spanning nodes (shim/agent/agent.h): counters that every
 // rank updates at every target with the whole accumulate family, in every
-// epoch kind (lock_all, shared and exclusive locks, fence; and PSCW, whose
-// accumulates go to MPI there), on MPI_Win_allocate and MPI_Win_create
-// memory, add up exactly (no update lost between node-local origins,
-// served in shared memory, and remote ones, applied by the target's
-// agent); tickets are unique; in passive and fence epochs none of it went
-// to MPI and every remote operation was applied by an agent. Exclusive,
+// epoch kind (lock_all, shared and exclusive locks, fence, PSCW), on
+// MPI_Win_allocate and MPI_Win_create memory, add up exactly (no update
+// lost between node-local origins, served in shared memory, and remote
+// ones, applied by the target's agent); tickets are unique; none of it
+// went to MPI and every remote operation was applied by an agent. Exclusive,
 // shared and lock_all lockers, node-local and remote, exclude each other in
 // the shim's lock words (remote ones' taken by the agents). The fixture is
 // in shim_agent_test.h; the progress tests (a target that computes without
@@ -103,23 +102,16 @@ TEST_P(AgentTest, CountersAddUpInEveryEpoch) {
       std::sort(all.begin(), all.end());
       for (int64_t i = 0; i < total; ++i) ASSERT_EQ(all[i], i);
     }
-    // Every remote call was applied by an agent, none went to MPI; except
-    // in PSCW epochs on windows spanning nodes, whose accumulates are MPI's
-    // (README's limitations).
+    // Every remote call was applied by an agent, none went to MPI.
     const AgentStats after = ReadAgentStats();
     const long long applied = SumOverRanks(after.applied);
     const long long issued = SumOverRanks(remote_calls);
     const long long passed = PassedToMpi(win_);
     MPI_Barrier(MPI_COMM_WORLD);
-    if (spans_nodes_ && epoch == Epoch::kPscw) {
-      EXPECT_GT(passed, 0);
-      EXPECT_EQ(applied, applied_before);
-    } else {
-      EXPECT_EQ(passed, 0);
-      if (spans_nodes_) {
-        EXPECT_GT(issued, 0);
-        EXPECT_EQ(applied - applied_before, issued);
-      }
+    EXPECT_EQ(passed, 0);
+    if (spans_nodes_) {
+      EXPECT_GT(issued, 0);
+      EXPECT_EQ(applied - applied_before, issued);
     }
     MPI_Barrier(MPI_COMM_WORLD);
   }
