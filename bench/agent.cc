@@ -207,11 +207,13 @@ void MeasureEveryRank(const Options& o, int size, MPI_Win win, Sweep sweep,
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) return;
-  const std::string adds =
-      per_target == 1 ? "accumulate" : std::to_string(per_target) + " accumulates";
+  const std::string adds = per_target == 1
+                               ? "accumulate"
+                               : std::to_string(per_target) + " accumulates";
   const std::string what =
-      (sweep == Sweep::kFence ? "fence+" + adds + " to every rank"
-                              : "lock_all+" + adds + " to every rank+unlock_all") +
+      (sweep == Sweep::kFence
+           ? "fence+" + adds + " to every rank"
+           : "lock_all+" + adds + " to every rank+unlock_all") +
       (any_wrong ? " (WRONG SUM)" : "");
   Emit(o, what.c_str(), "every rank", "all ranks in MPI", t / o.iters * 1e6,
        "us");

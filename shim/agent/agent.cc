@@ -192,7 +192,8 @@ AgentLockRequest LockRequest(const RequestHeader& h, int link) {
 
 // One request from the origin on `link`, `frame` (its own copy: heap
 // memory is aligned for every element type); false when the link closed.
-bool ServeRequest(AgentState& s, int link, const std::vector<std::byte>& frame) {
+bool ServeRequest(AgentState& s, int link,
+                  const std::vector<std::byte>& frame) {
   RequestHeader h;
   if (frame.size() < sizeof h) Malformed("short", h);
   std::memcpy(&h, frame.data(), sizeof h);

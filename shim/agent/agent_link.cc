@@ -180,7 +180,8 @@ bool FrameReader::Receive(int fd) {
   } while (n < 0 && errno == EINTR);
   if (n == 0) return false;
   if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK;
-  buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<ptrdiff_t>(start_));
+  buffer_.erase(buffer_.begin(),
+                buffer_.begin() + static_cast<ptrdiff_t>(start_));
   start_ = 0;
   buffer_.insert(buffer_.end(), scratch.begin(), scratch.begin() + n);
   return true;

@@ -329,7 +329,8 @@ int AgentCompletePscw(ManagedWindow& w) {
   int rc = SendPending(s, w, w.pscw().access_group);
   for (const int target : w.pscw().access_group) {
     uint64_t& sent = w.agent_fence().sent[target];
-    const int sent_rc = w.pscw().mpi_posts.SendCount(w.world_rank(target), sent);
+    const int sent_rc =
+        w.pscw().mpi_posts.SendCount(w.world_rank(target), sent);
     sent = 0;
     if (rc == MPI_SUCCESS) rc = sent_rc;
   }

@@ -189,11 +189,10 @@ Verdict AwaitAgentUpdates(ManagedWindow& w, int* flag) {
   if (!p.counts_received) {
     uint64_t arriving = 0;
     bool all = true;
-    const int rc =
-        flag == nullptr
-            ? p.mpi_posts.ReceiveCounts(p.exposure_origins, &arriving)
-            : p.mpi_posts.ReceiveSomeCounts(p.exposure_origins, &all,
-                                            &arriving);
+    const int rc = flag == nullptr ? p.mpi_posts.ReceiveCounts(
+                                         p.exposure_origins, &arriving)
+                                   : p.mpi_posts.ReceiveSomeCounts(
+                                         p.exposure_origins, &all, &arriving);
     if (rc != MPI_SUCCESS) return Verdict::Error(rc);
     if (!all) {
       *flag = 0;

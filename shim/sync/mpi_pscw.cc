@@ -58,8 +58,8 @@ void ClosePostMatching() {
       break;
     }
     uint64_t count = 0;  // a post (empty) or an agent window's count
-    PMPI_Recv(&count, sizeof count, MPI_BYTE, status.MPI_SOURCE,
-              status.MPI_TAG, g_post_comm, MPI_STATUS_IGNORE);
+    PMPI_Recv(&count, sizeof count, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG,
+              g_post_comm, MPI_STATUS_IGNORE);
   }
   PMPI_Comm_free(&g_post_comm);
 }

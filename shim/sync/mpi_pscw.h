@@ -111,7 +111,7 @@ class PostMatching {
   std::vector<MPI_Request> sends_;
   std::vector<MPI_Request> count_sends_;
   std::deque<uint64_t> counts_out_;  // their buffers (stable addresses)
-  size_t counts_in_ = 0;  // of the current wait's origins, received so far
+  size_t counts_in_ = 0;   // of the current wait's origins, received so far
   uint64_t received_ = 0;  // ... and their sum
 };
 

@@ -373,8 +373,8 @@ TEST_P(AccumulateTableTest, EveryOpOnEveryTypeMatchesReferenceAndNative) {
 
   // The shim computes accumulates itself on single-node windows, and on
   // windows spanning nodes in passive and fence epochs where its agent runs
-  // (remote origins' ones too, shim/agent/agent.h); elsewhere MPI does, with MPICH's
-  // departures, except under an exclusive lock on a node-local or own
+  // (remote origins' ones too, shim/agent/agent.h); elsewhere MPI does, with
+  // MPICH's departures, except under an exclusive lock on a node-local or own
   // target, which the shim serves. There a region's unsigned MIN/MAX mixes
   // both (MPI's signed ordering for remote origins, MPI's definition for
   // node-local ones), so those entries are left out of the managed side's
