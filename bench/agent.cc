@@ -170,34 +170,44 @@ void Measure(const Options& o, Op op, int target, const char* target_name,
 // Epochs in which every rank adds `per_target` times to a word of every
 // rank, node-local and remote targets alike: fence epochs (with the agent,
 // the node-local ones in shared memory, the remote ones through the agents,
-// applied before the fence returns) or lock_all epochs (likewise, completed
-// at unlock_all). Rank 0 reports the time per epoch (the accumulates and
+// applied before the fence returns), lock_all epochs (likewise, completed
+// at unlock_all) or PSCW epochs of every rank (likewise, applied before
+// the wait returns). Rank 0 reports the time per epoch (the accumulates and
 // the epoch's end); the word's sums are checked.
-enum class Sweep { kFence, kLockAll };
+enum class Sweep { kFence, kLockAll, kPscw };
 
 void MeasureEveryRank(const Options& o, int size, MPI_Win win, Sweep sweep,
                       int per_target, int64_t* words) {
   const int64_t one = 1;
   const int warm = 10;
-  const int word = sweep == Sweep::kFence ? 5 : 6;  // unused by other rows
+  // Unused by other rows; each row leaves its word 0.
+  const int word = sweep == Sweep::kLockAll ? 6 : 5;
   if (sweep == Sweep::kFence) MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+  MPI_Group world;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
   double t0 = 0;
   for (int i = 0; i < warm + o.iters; ++i) {
     if (i == warm) t0 = Now();
     if (sweep == Sweep::kLockAll) MPI_Win_lock_all(0, win);
+    if (sweep == Sweep::kPscw) {
+      MPI_Win_post(world, 0, win);
+      MPI_Win_start(world, 0, win);
+    }
     for (int t = 0; t < size; ++t) {
       for (int k = 0; k < per_target; ++k) {
         MPI_Accumulate(&one, 1, MPI_INT64_T, t, 8 * word, 1, MPI_INT64_T,
                        MPI_SUM, win);
       }
     }
-    if (sweep == Sweep::kFence) {
-      MPI_Win_fence(0, win);
-    } else {
-      MPI_Win_unlock_all(win);
+    if (sweep == Sweep::kFence) MPI_Win_fence(0, win);
+    if (sweep == Sweep::kLockAll) MPI_Win_unlock_all(win);
+    if (sweep == Sweep::kPscw) {
+      MPI_Win_complete(win);
+      MPI_Win_wait(win);
     }
   }
   const double t = Now() - t0;
+  MPI_Group_free(&world);
   if (sweep == Sweep::kFence) MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
   MPI_Barrier(MPI_COMM_WORLD);
   const int64_t want = int64_t{size} * per_target * (warm + o.iters);
@@ -210,11 +220,12 @@ void MeasureEveryRank(const Options& o, int size, MPI_Win win, Sweep sweep,
   const std::string adds = per_target == 1
                                ? "accumulate"
                                : std::to_string(per_target) + " accumulates";
-  const std::string what =
-      (sweep == Sweep::kFence
-           ? "fence+" + adds + " to every rank"
-           : "lock_all+" + adds + " to every rank+unlock_all") +
-      (any_wrong ? " (WRONG SUM)" : "");
+  const std::string epoch =
+      sweep == Sweep::kFence ? "fence+" + adds + " to every rank"
+      : sweep == Sweep::kPscw
+          ? "PSCW of every rank+" + adds + " to each"
+          : "lock_all+" + adds + " to every rank+unlock_all";
+  const std::string what = epoch + (any_wrong ? " (WRONG SUM)" : "");
   Emit(o, what.c_str(), "every rank", "all ranks in MPI", t / o.iters * 1e6,
        "us");
 }
@@ -255,7 +266,7 @@ int main(int argc, char** argv) {
     if (remote > 0) Measure(o, op, remote, "remote", false, win);
   }
   for (const int per_target : {1, 64}) {
-    for (const Sweep sweep : {Sweep::kFence, Sweep::kLockAll}) {
+    for (const Sweep sweep : {Sweep::kFence, Sweep::kLockAll, Sweep::kPscw}) {
       MeasureEveryRank(o, size, win, sweep, per_target,
                        static_cast<int64_t*>(base));
     }

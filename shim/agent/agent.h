@@ -3,8 +3,9 @@
 // thread of the shim, with the CPU atomics and stripes that node-local
 // origins use (accumulate.h: ApplyRun), so node-local accumulates can be
 // served in shared memory in passive epochs on windows spanning nodes and
-// stay atomic with remote ones (MPI-3 11.7.1); in fence epochs too, whose
-// fences wait until the agents have applied them (AgentCompleteFence). In
+// stay atomic with remote ones (MPI-3 11.7.1); in fence and PSCW epochs
+// too, whose ends wait until the agents have applied them
+// (AgentCompleteFence, AgentCompletePscw). In
 // passive epochs it moves remote origins' puts and gets too, as updates
 // with MPI_REPLACE and fetching MPI_NO_OP (admission.cc, wrap_rma.cc's
 // MoveThroughAgent), so a remote origin's whole passive epoch completes

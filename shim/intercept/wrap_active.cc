@@ -4,7 +4,9 @@
 // fence epoch are published by a memory fence before MPI_Win_fence, whose
 // barrier orders them before the targets' next accesses; in PSCW epochs
 // there node-local put/get are direct between MPI's start and complete
-// (OpenMpiAccessGroup says why) and the accumulate family goes to MPI.
+// (OpenMpiAccessGroup says why). The accumulate family goes to MPI, except
+// on windows whose agents apply it (shim/agent/agent.h), whose fences and
+// PSCW ends wait for the agents (AgentCompleteFence, AgentCompletePscw).
 #include <mpi.h>
 
 #include <atomic>
