@@ -150,16 +150,18 @@ int PostMatching::FinishCounts() {
   return rc;
 }
 
+int PostMatching::ReceiveCountFrom(int origin) {
+  uint64_t count = 0;
+  const int rc = PMPI_Recv(&count, sizeof count, MPI_BYTE, origin, tag_ + 1,
+                           g_post_comm, MPI_STATUS_IGNORE);
+  if (rc == MPI_SUCCESS) received_ += count;
+  return rc;
+}
+
 int PostMatching::ReceiveCounts(const std::vector<int>& origins,
                                 uint64_t* total) {
   for (; counts_in_ < origins.size(); ++counts_in_) {
-    uint64_t count = 0;
-    if (const int rc =
-            PMPI_Recv(&count, sizeof count, MPI_BYTE, origins[counts_in_],
-                      tag_ + 1, g_post_comm, MPI_STATUS_IGNORE)) {
-      return rc;
-    }
-    received_ += count;
+    if (const int rc = ReceiveCountFrom(origins[counts_in_])) return rc;
   }
   *total = received_;
   counts_in_ = 0;
@@ -177,13 +179,7 @@ int PostMatching::ReceiveSomeCounts(const std::vector<int>& origins, bool* all,
       return rc;
     }
     if (!arrived) return MPI_SUCCESS;
-    uint64_t count = 0;
-    if (const int rc =
-            PMPI_Recv(&count, sizeof count, MPI_BYTE, origins[counts_in_],
-                      tag_ + 1, g_post_comm, MPI_STATUS_IGNORE)) {
-      return rc;
-    }
-    received_ += count;
+    if (const int rc = ReceiveCountFrom(origins[counts_in_])) return rc;
   }
   *all = true;
   return ReceiveCounts(origins, total);  // nothing left to receive

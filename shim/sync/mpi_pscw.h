@@ -107,6 +107,9 @@ class PostMatching {
                         uint64_t* total);
 
  private:
+  // Receives `origin`'s next count into received_.
+  int ReceiveCountFrom(int origin);
+
   int tag_ = -1;  // posts; counts on tag_ + 1
   std::vector<MPI_Request> sends_;
   std::vector<MPI_Request> count_sends_;
