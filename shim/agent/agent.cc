@@ -108,7 +108,7 @@ void Apply(AgentState& s, const RequestHeader& h, const std::byte* body,
       }
       // Counted for fences (AgentCompleteFence) once applied; a fence
       // waiting for this count is woken (epoch_state.h: AgentFenceCounts).
-      if (!h.fetching) {
+      if (h.counted) {
         AgentFenceCounts& counts = w.agent_fence();
         if (counts.applied.fetch_add(1) + 1 >= counts.expected.load()) {
           counts.applied.notify_all();

@@ -180,9 +180,10 @@ int AgentFlushAll(ManagedWindow& w);
 // its updates are applied. Not for fences with MPI_MODE_NOPRECEDE, which
 // every rank gives or none (MPI-3 11.5.5).
 int AgentCompleteFence(ManagedWindow& w);
-// The same at MPI_Win_complete of MPI's PSCW (ManagedWindow::agent_pscw):
-// every update sent to a target of the start goes out, and each target is
-// told how many (PostMatching::SendCount), zero included.
+// The same at MPI_Win_complete of MPI's PSCW
+// (ManagedWindow::agent_active_target): every update sent to a target of the
+// start goes out, and each target is told how many (PostMatching::SendCount),
+// zero included.
 int AgentCompletePscw(ManagedWindow& w);
 // This process's agent's side of an epoch's end on `w`: `arriving` more
 // updates were sent to it (the origins' counts); AwaitAgentArrivals

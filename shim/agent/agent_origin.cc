@@ -128,11 +128,14 @@ std::vector<std::byte> Message(const RequestHeader& h, size_t body_bytes) {
 }
 
 // An update that waits for no answer went to `target`'s agent: flushes and
-// unlocks must complete it, and the next fence counts it.
-void NotePending(ManagedWindow& w, int target) {
+// unlocks must complete it, and the end of its fence or PSCW epoch counts
+// it (`counted`). Passive epochs' updates are not counted: their flushes
+// and unlocks complete them, and a count reported to no target (an origin
+// outside a later post's group) would stand in for another's update.
+void NotePending(ManagedWindow& w, int target, bool counted) {
   StateGuard guard(w.state_mutex());
   w.NoteAgentUpdate(target);
-  ++w.agent_fence().sent[target];
+  if (counted) ++w.agent_fence().sent[target];
 }
 
 // The most one update request carries (runs and packed elements): far
@@ -146,6 +149,10 @@ int SendUpdate(ManagedWindow& w, int target, MPI_Aint disp,
                std::span<const ElementRun> runs, size_t elements,
                size_t element_size, const std::byte* origin,
                std::byte* result) {
+  const AccessEpoch epoch = w.epoch();
+  const bool counted =
+      w.agent_active_target() &&
+      (epoch == AccessEpoch::kFence || epoch == AccessEpoch::kPscw);
   const RequestHeader h{.kind = RequestKind::kUpdate,
                         .window = w.agent_id(target),
                         .disp = disp,
@@ -154,7 +161,8 @@ int SendUpdate(ManagedWindow& w, int target, MPI_Aint disp,
                         .elements = static_cast<int64_t>(elements),
                         .element_size = static_cast<int64_t>(element_size),
                         .runs = static_cast<int64_t>(runs.size()),
-                        .fetching = result != nullptr};
+                        .fetching = result != nullptr,
+                        .counted = result == nullptr && counted};
   const size_t run_bytes = runs.size() * sizeof(ElementRun);
   const size_t data_bytes = origin != nullptr ? elements * element_size : 0;
   std::vector<std::byte> msg = Message(h, run_bytes + data_bytes);
@@ -166,7 +174,7 @@ int SendUpdate(ManagedWindow& w, int target, MPI_Aint disp,
   AgentState& s = TheAgent();
   std::lock_guard<std::mutex> guard(s.origin_mutex);
   const int rc = Exchange(s, w.world_rank(target), msg, result, reply_bytes);
-  if (rc == MPI_SUCCESS && result == nullptr) NotePending(w, target);
+  if (rc == MPI_SUCCESS && result == nullptr) NotePending(w, target, counted);
   return rc;
 }
 
@@ -355,19 +363,18 @@ int AgentCompleteFence(ManagedWindow& w) {
     w.AllAgentPendingDone();
   }
   if (counts.comm == MPI_COMM_NULL) {
-    constexpr int kTag = 0x524d;  // any: one creation at a time per process
+    // Any tag: one thread calls MPI on agent_active_target windows.
+    constexpr int kTag = 0x524d;
     if (const int e = PMPI_Comm_create_group(MPI_COMM_WORLD, w.group(), kTag,
                                              &counts.comm)) {
       return e;
     }
   }
   uint64_t arriving = 0;
-  if (const int e =
-          PMPI_Reduce_scatter_block(counts.sent.data(), &arriving, 1,
-                                    MPI_UINT64_T, MPI_SUM, counts.comm)) {
-    return e;
-  }
-  std::fill(counts.sent.begin(), counts.sent.end(), 0);
+  const int e = PMPI_Reduce_scatter_block(counts.sent.data(), &arriving, 1,
+                                          MPI_UINT64_T, MPI_SUM, counts.comm);
+  std::fill(counts.sent.begin(), counts.sent.end(), 0);  // reported, or lost
+  if (e != MPI_SUCCESS) return e;
   AddAgentArrivals(w, arriving);
   AwaitAgentArrivals(w);
   return rc;

@@ -39,7 +39,9 @@ struct RequestHeader {
   int64_t elements = 0;
   int64_t element_size = 0;
   int64_t runs = 0;
-  int32_t fetching = 0;                         // 1: reply with the old values
+  int32_t fetching = 0;  // 1: reply with the old values
+  int32_t counted = 0;   // 1: issued in a fence or PSCW epoch, so counted
+                         // where sent and where applied (AgentFenceCounts)
   AgentLockKind lock = AgentLockKind::kShared;  // kLock, kUnlock; their
                                                 // target's rank is `disp`
 };

@@ -12,6 +12,7 @@
 
 #include <mpi.h>
 
+#include "shim/agent/agent.h"
 #include "shim/process/runtime.h"
 #include "shim/profile/profile.h"
 #include "shim/windows/passthrough.h"
@@ -61,6 +62,14 @@ int FinishCall(ManagedWindow& w, int target, Verdict v, const Profiled& what,
       CountFallback(w.profile(), v.why());
     } else {
       CountRemoteToMpi(w.profile());
+    }
+  }
+  // MPI orders one origin's accumulates to a location: those sent to the
+  // target's agent before are applied first.
+  if (w.agent_served() && PendingOf(what.kind) == MpiPending::kUpdates &&
+      target >= 0 && target < w.comm_size()) {
+    if (const int rc = AgentFlush(w, target)) {
+      return RaiseOnWindow(w.app_win(), rc);
     }
   }
   return PassThrough(w, target, PendingOf(what.kind), mpi);

@@ -35,7 +35,7 @@ Verdict MpiFence(ManagedWindow& w, int assert) {
   // Updates sent to remote targets' agents are applied before MPI's fence
   // (every rank takes part, so MPI's fence follows even after an error).
   int agent_rc = MPI_SUCCESS;
-  if (w.agent_served() && !(assert& MPI_MODE_NOPRECEDE)) {
+  if (w.agent_active_target() && !(assert& MPI_MODE_NOPRECEDE)) {
     agent_rc = AgentCompleteFence(w);
   }
   if (const int rc = PMPI_Win_fence(assert, w.app_win())) {
@@ -63,14 +63,14 @@ Verdict MpiFence(ManagedWindow& w, int assert) {
 // MPI_Win_wait, which returns after this origin's complete message, sent
 // after the copies (the fence in MPI_Win_complete). Accumulates stay MPI's
 // (Admit).
-// On agent windows (ManagedWindow::agent_pscw) every target of the start
-// joins the access group: accumulates to remote ones go to their agents,
+// On agent windows (ManagedWindow::agent_active_target) every target of the
+// start joins the access group: accumulates to remote ones go to their agents,
 // and MPI_Win_complete tells each how many.
 void OpenMpiAccessGroup(ManagedWindow& w, const std::vector<int>& targets) {
   StateGuard guard(w.state_mutex());
   w.SetEpoch(AccessEpoch::kPscw);
   w.pscw().access_group.clear();
-  const bool every_target = w.agent_pscw();
+  const bool every_target = w.agent_active_target();
   for (int t : targets) {
     if (t == MPI_UNDEFINED) continue;
     const bool local = w.target(t).node_local();
@@ -128,7 +128,7 @@ Verdict MpiPost(ManagedWindow& w, MPI_Group group, int assert) {
 // MPI's post on an agent window: the origins whose counts of updates the
 // wait or test will receive (mpi_pscw.h), then the post.
 Verdict MpiPostCounted(ManagedWindow& w, MPI_Group group, int assert) {
-  if (!w.agent_pscw()) return MpiPost(w, group, assert);
+  if (!w.agent_active_target()) return MpiPost(w, group, assert);
   std::vector<int> origins;
   if (!ToWorldRanks(w, w.ToWindowRanks(group), &origins)) {
     return Verdict::Error(MPI_ERR_GROUP);
@@ -166,21 +166,20 @@ Verdict MpiStart(ManagedWindow& w, MPI_Group group, int assert) {
 // On agent windows the agents' updates go out first, and each target is
 // told how many (AgentCompletePscw).
 Verdict MpiComplete(ManagedWindow& w) {
-  const bool counted = w.epoch() == AccessEpoch::kPscw && w.agent_pscw();
+  const bool counted =
+      w.epoch() == AccessEpoch::kPscw && w.agent_active_target();
   if (w.epoch() == AccessEpoch::kPscw) {
     StateGuard guard(w.state_mutex());
     if (const Verdict v = FlushPassedThroughEndpoints(w); !v.ok()) return v;
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);  // direct copies
-  if (counted) {
-    if (const int rc = AgentCompletePscw(w)) return Verdict::Error(rc);
-  }
+  // MPI's complete follows even after an error (the targets wait for it).
+  const int agent_rc = counted ? AgentCompletePscw(w) : MPI_SUCCESS;
   const int rc = PMPI_Win_complete(w.app_win());
   if (rc == MPI_SUCCESS) CloseMpiAccessGroup(w);
-  if (counted && rc == MPI_SUCCESS) {
-    return Verdict::Error(w.pscw().mpi_posts.FinishCounts());
-  }
-  return Verdict::Raised(rc);
+  if (!counted || rc != MPI_SUCCESS) return Verdict::Raised(rc);
+  const int sends_rc = w.pscw().mpi_posts.FinishCounts();
+  return Verdict::Error(agent_rc != MPI_SUCCESS ? agent_rc : sends_rc);
 }
 
 // An agent window's wait or test (`flag` null: wait): the origins' counts
@@ -215,7 +214,7 @@ Verdict AwaitAgentUpdates(ManagedWindow& w, int* flag) {
 // MPI's wait or test (`flag` null for wait), then the exposure epoch's end
 // in the shim's post matching.
 Verdict MpiWaitOrTest(ManagedWindow& w, int* flag) {
-  if (w.agent_pscw() && w.pscw().exposed) {
+  if (w.agent_active_target() && w.pscw().exposed) {
     if (const Verdict v = AwaitAgentUpdates(w, flag); !v.ok()) return v;
     if (flag != nullptr && !*flag) return Verdict::Served();
   }

@@ -103,12 +103,12 @@ std::optional<Verdict> Admit(ManagedWindow& w, Access access, Form form,
   }
   // With the agent (agent.h) every origin's accumulate reaches the target
   // through the stripes: node-local origins' directly, remote ones' through
-  // the target's agent. In passive epochs; in fence epochs, whose fences
-  // wait until the agents have applied them (AgentCompleteFence); and in
-  // MPI's PSCW where the shim matches posts, whose waits receive each
-  // origin's count of them (agent_pscw, AgentCompletePscw). An epoch of
-  // another kind on the window while another origin holds one of these on
-  // the same target is erroneous (MPI-3 11.5).
+  // the target's agent. In passive epochs; and where the shim matches
+  // posts (agent_active_target) in fence epochs, whose fences wait until
+  // the agents have applied them (AgentCompleteFence), and in MPI's PSCW,
+  // whose waits receive each origin's count of them (AgentCompletePscw). An
+  // epoch of another kind on the window while another origin holds one of these
+  // on the same target is erroneous (MPI-3 11.5).
   if (!w.agent_served()) {
     return Verdict::PassThrough(Fallback::kMultiNodeWindow);
   }
@@ -118,8 +118,9 @@ std::optional<Verdict> Admit(ManagedWindow& w, Access access, Form form,
   // its end (MPI_Win_flush is erroneous there). MPI orders one origin's
   // accumulates to a location, so once this epoch handed one for `target`
   // to MPI (a layout the shim does not flatten), the rest follow it there.
-  const bool counted = now == AccessEpoch::kFence ||
-                       (now == AccessEpoch::kPscw && w.agent_pscw());
+  const bool counted =
+      (now == AccessEpoch::kFence || now == AccessEpoch::kPscw) &&
+      w.agent_active_target();
   if (counted &&
       !Includes(w.lock_state(target).mpi_pending, MpiPending::kUpdates)) {
     return std::nullopt;

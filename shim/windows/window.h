@@ -387,10 +387,12 @@ class ManagedWindow {
   void AllAgentPendingDone() { any_agent_pending_ = false; }
   // Counts for completing fence epochs through the agents (epoch_state.h).
   AgentFenceCounts& agent_fence() { return agent_fence_; }
-  // MPI's PSCW epochs on this window have their accumulates applied by the
-  // agents: an agent window whose posts the shim matches (mpi_pscw.h),
-  // whose messages carry the counts.
-  bool agent_pscw() const {
+  // Fence and MPI's PSCW epochs on this window have their accumulates
+  // applied by the agents: an agent window whose posts the shim matches
+  // (mpi_pscw.h: its messages carry PSCW's counts; none under
+  // MPI_THREAD_MULTIPLE, where fences of two windows could make their
+  // count communicators at once).
+  bool agent_active_target() const {
     return agent_served() && pscw_.mpi_posts.is_open();
   }
   MPI_Group group() const { return group_; }
