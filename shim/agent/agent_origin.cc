@@ -149,10 +149,7 @@ int SendUpdate(ManagedWindow& w, int target, MPI_Aint disp,
                std::span<const ElementRun> runs, size_t elements,
                size_t element_size, const std::byte* origin,
                std::byte* result) {
-  const AccessEpoch epoch = w.epoch();
-  const bool counted =
-      w.agent_active_target() &&
-      (epoch == AccessEpoch::kFence || epoch == AccessEpoch::kPscw);
+  const bool counted = w.agent_counts_epoch();
   const RequestHeader h{.kind = RequestKind::kUpdate,
                         .window = w.agent_id(target),
                         .disp = disp,

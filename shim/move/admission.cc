@@ -118,10 +118,7 @@ std::optional<Verdict> Admit(ManagedWindow& w, Access access, Form form,
   // its end (MPI_Win_flush is erroneous there). MPI orders one origin's
   // accumulates to a location, so once this epoch handed one for `target`
   // to MPI (a layout the shim does not flatten), the rest follow it there.
-  const bool counted =
-      (now == AccessEpoch::kFence || now == AccessEpoch::kPscw) &&
-      w.agent_active_target();
-  if (counted &&
+  if (w.agent_counts_epoch() &&
       !Includes(w.lock_state(target).mpi_pending, MpiPending::kUpdates)) {
     return std::nullopt;
   }

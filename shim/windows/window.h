@@ -395,6 +395,13 @@ class ManagedWindow {
   bool agent_active_target() const {
     return agent_served() && pscw_.mpi_posts.is_open();
   }
+  // The current epoch is one of those: updates sent to agents now are
+  // counted where sent and where applied (AgentFenceCounts).
+  bool agent_counts_epoch() const {
+    const AccessEpoch e = epoch();
+    return (e == AccessEpoch::kFence || e == AccessEpoch::kPscw) &&
+           agent_active_target();
+  }
   MPI_Group group() const { return group_; }
 
  private:
