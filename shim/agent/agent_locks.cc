@@ -56,11 +56,13 @@ bool AgentLocks::Advance(Waiter& w) {
 
 std::vector<int> AgentLocks::Progress() {
   std::vector<int> granted;
+  next_in_line_ = false;
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     if (Advance(*it)) {
       granted.push_back(it->request.link);
       it = waiting_.erase(it);
     } else {
+      next_in_line_ |= it->started && it->steps[it->entered].ahead() == 0;
       ++it;
     }
   }

@@ -71,6 +71,9 @@ class AgentLocks {
   // each to be answered.
   std::vector<int> Progress();
   bool waiting() const { return !waiting_.empty(); }
+  // Whether a waiting request is next in its gate (only holders to leave)
+  // at the last Progress: its grant is due at the next release.
+  bool next_in_line() const { return next_in_line_; }
 
  private:
   struct Waiter {
@@ -85,6 +88,7 @@ class AgentLocks {
   void Granted(const Waiter& w);
 
   std::deque<Waiter> waiting_;
+  bool next_in_line_ = false;
   // Exclusive locks each origin (link) holds per window at this agent; the
   // shards are held while the count is above 0. A request that enters them
   // counts as soon as it is queued, so a second one does not enter again.
