@@ -269,8 +269,7 @@ void Serve(AgentState& s) {
   // kNextPollNs while one is next in line (its grant is due at the holders'
   // release, which nobody signals to this thread), back to the first after
   // every event.
-  constexpr long kFirstPollNs = 2'000, kNextPollNs = 8'000,
-                 kMaxPollNs = 64'000;
+  constexpr long kFirstPollNs = 2'000, kNextPollNs = 8'000, kMaxPollNs = 64'000;
   long poll_ns = kFirstPollNs;
   while (ParkIfAsked(s)) {
     const int n = s.locks.waiting() ? WaitFor(epoll, ready, 64, poll_ns)

@@ -121,10 +121,19 @@ bool WriteAll(int fd, const void* data, size_t bytes) {
 
 bool ReadAll(int fd, void* data, size_t bytes, void (*on_wait)()) {
   auto* p = static_cast<char*>(data);
+  bool timed_out = false;  // once: from then on wait in ppoll
   while (bytes > 0) {
+    if (timed_out && on_wait != nullptr) {
+      pollfd readable{.fd = fd, .events = POLLIN, .revents = 0};
+      const timespec wake{0, kReadWakeUs * 1000};
+      const int ready = ppoll(&readable, 1, &wake, nullptr);
+      if (ready == 0) on_wait();
+      if (ready <= 0) continue;  // nothing yet, or EINTR
+    }
     const ssize_t n = recv(fd, p, bytes, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {  // SO_RCVTIMEO
+      timed_out = true;
       if (on_wait != nullptr) on_wait();
       continue;
     }

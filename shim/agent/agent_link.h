@@ -45,9 +45,14 @@ struct AgentListener {
 int ConnectAgent(const AgentEndpoint& peer, const AgentHello& hello);
 
 // Blocking whole reads and writes (retrying short ones and EINTR); false
-// when the peer closed or an error occurred. A read on a connection
-// ConnectAgent opened wakes every kReadWakeUs while nothing comes, calls
-// `on_wait` (when given) and reads on.
+// when the peer closed or an error occurred. A read given `on_wait` on a
+// connection ConnectAgent opened calls it while nothing comes: after the
+// socket's receive timeout first, then every kReadWakeUs (plus the
+// thread's timer slack). The timeout (SO_RCVTIMEO, asked for kReadWakeUs)
+// counts in scheduler ticks, 4-8 ms on Debian's kernel; what follows it
+// waits in ppoll, as fine as asked, but a ppoll before every read made an
+// answer's wake-up slower (lock + accumulate + unlock across the two-host
+// tier 48-54 us against 34-37), so the first wait is a plain read.
 inline constexpr long kReadWakeUs = 50;
 bool WriteAll(int fd, const void* data, size_t bytes);
 bool ReadAll(int fd, void* data, size_t bytes, void (*on_wait)() = nullptr);

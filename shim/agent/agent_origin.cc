@@ -93,7 +93,7 @@ int AwaitEach(const std::vector<int>& links) {
 }
 
 // Waits for an answer that may take long (a lock's grant) on `fd`, letting
-// MPI progress every kReadWakeUs meanwhile (agent_link.h): the holders this
+// MPI progress meanwhile (ReadAll, agent_link.h): the holders this
 // lock waits for may be completing operations they handed to MPI at this
 // process, which over emulated RMA need this process to enter MPI, as a
 // node-local waiter's spin does (spin_wait.h). A blocking read, not a poll
