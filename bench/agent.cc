@@ -272,6 +272,31 @@ void MeasureHandover(const Options& o, int origin, MPI_Win win) {
   }
 }
 
+// The lock holder's CPU while a remote origin's lock waits behind it: rank
+// 0 holds an exclusive lock on itself and sleeps a second without calling
+// MPI; the remote rank asks for the lock meanwhile. What rank 0's process
+// spends is its agent's polls of the waiting request (Serve, agent.cc);
+// natively nothing runs.
+void MeasureWaitingLockCpu(const Options& o, int origin, MPI_Win win) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the ask
+    const double cpu0 = CpuSeconds(), t0 = Now();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    const double busy = (CpuSeconds() - cpu0) / (Now() - t0) * 100;
+    MPI_Win_unlock(0, win);
+    Emit(o, "cpu of a lock holder sleeping 1 s, a remote lock waiting",
+         "remote origin", "holder outside MPI", busy, "% of a core");
+  } else if (rank == origin) {
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+    MPI_Win_unlock(0, win);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -315,6 +340,7 @@ int main(int argc, char** argv) {
   }
   if (remote > 0) {
     MeasureHandover(o, remote, win);
+    MeasureWaitingLockCpu(o, remote, win);
     Measure(o, Op::kLockAccUnlock, remote, "remote", true, win);
     Measure(o, Op::kLockAllAccUnlockAll, remote, "remote", true, win);
     Measure(o, Op::kFetchAndOp, remote, "remote", true, win);

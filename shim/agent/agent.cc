@@ -281,19 +281,18 @@ void Serve(AgentState& s) {
                                                  // when the loop ends
   epoll_event ready[64];
   // While lock requests wait, the loop polls them between events: first
-  // after kFirstPollNs, then at intervals that double up to kMaxPollNs (a
-  // remote locker queued behind others costs the agent little), or up to
-  // kNextPollNs while one is next in line (its grant is due at the holders'
-  // release, which nobody signals to this thread), back to the first after
-  // every event.
-  constexpr long kFirstPollNs = 2'000, kNextPollNs = 8'000, kMaxPollNs = 64'000;
-  long poll_ns = kFirstPollNs;
+  // after kFirstPollNs, then at intervals that double up to the cap the
+  // waiting requests allow (AgentLocks::poll_interval_cap_ns), back to the
+  // first after every event.
+  constexpr uint64_t kFirstPollNs = 2'000;
+  uint64_t poll_ns = kFirstPollNs;
   while (ParkIfAsked(s)) {
-    const int n = s.locks.waiting() ? WaitFor(epoll, ready, 64, poll_ns)
-                                    : epoll_wait(epoll, ready, 64, -1);
+    const int n = s.locks.waiting()
+                      ? WaitFor(epoll, ready, 64, static_cast<long>(poll_ns))
+                      : epoll_wait(epoll, ready, 64, -1);
     if (s.locks.waiting()) {
-      const long cap = s.locks.next_in_line() ? kNextPollNs : kMaxPollNs;
-      poll_ns = n > 0 ? kFirstPollNs : std::min(2 * poll_ns, cap);
+      poll_ns = n > 0 ? kFirstPollNs
+                      : std::min(2 * poll_ns, s.locks.poll_interval_cap_ns());
     }
     for (int i = 0; i < n; ++i) {
       const int fd = ready[i].data.fd;

@@ -1,6 +1,9 @@
 // The agent's locks for remote origins (agent_locks.h has the protocol).
 #include "shim/agent/agent_locks.h"
 
+#include <algorithm>
+
+#include "shim/base/spin_wait.h"
 #include "shim/windows/window.h"
 
 namespace rmashim {
@@ -9,6 +12,7 @@ bool AgentLocks::Request(const AgentLockRequest& r) {
   ManagedWindow& w = *r.window;
   Waiter waiter;
   waiter.request = r;
+  waiter.since_ns = NowNs();
   switch (r.kind) {
     case AgentLockKind::kShared:
       waiter.steps.emplace_back(w.lock_words(r.target).lock, gate::kAUnit,
@@ -56,15 +60,20 @@ bool AgentLocks::Advance(Waiter& w) {
 
 std::vector<int> AgentLocks::Progress() {
   std::vector<int> granted;
-  next_in_line_ = false;
+  poll_cap_ns_ = kMaxPollNs;
+  const uint64_t now = NowNs();
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     if (Advance(*it)) {
       granted.push_back(it->request.link);
       it = waiting_.erase(it);
-    } else {
-      next_in_line_ |= it->started && it->steps[it->entered].ahead() == 0;
-      ++it;
+      continue;
     }
+    const bool next = it->started && it->steps[it->entered].ahead() == 0;
+    poll_cap_ns_ = std::min(
+        poll_cap_ns_,
+        std::clamp((now - it->since_ns) / 16,
+                   next ? kNextInLinePollNs : kQueuedPollNs, kMaxPollNs));
+    ++it;
   }
   return granted;
 }

@@ -71,9 +71,17 @@ class AgentLocks {
   // each to be answered.
   std::vector<int> Progress();
   bool waiting() const { return !waiting_.empty(); }
-  // Whether a waiting request is next in its gate (only holders to leave)
-  // at the last Progress: its grant is due at the next release.
-  bool next_in_line() const { return next_in_line_; }
+  // How long the agent may sleep before it polls the waiting requests
+  // again, from the last Progress. Nobody tells the agent's thread of a
+  // release, so a poll's interval is a delay added to the grant: it is at
+  // most a sixteenth of the time the request has waited so far (little
+  // added to a short wait; a holder that computes for seconds costs the
+  // agent a poll a millisecond), between kNextInLinePollNs for a request
+  // next in its gate (only holders to leave) and kQueuedPollNs for one
+  // queued behind others, and kMaxPollNs.
+  static constexpr uint64_t kNextInLinePollNs = 8'000, kQueuedPollNs = 64'000,
+                            kMaxPollNs = 1'000'000;
+  uint64_t poll_interval_cap_ns() const { return poll_cap_ns_; }
 
  private:
   struct Waiter {
@@ -82,13 +90,14 @@ class AgentLocks {
     size_t entered = 0;                     // steps held so far
     bool started = false;                   // steps[entered] has a ticket
     bool first_exclusive = false;           // steps include the shards
+    uint64_t since_ns = 0;                  // NowNs at the request
   };
   // Enters as many steps as it can now; true when all are held.
   static bool Advance(Waiter& w);
   void Granted(const Waiter& w);
 
   std::deque<Waiter> waiting_;
-  bool next_in_line_ = false;
+  uint64_t poll_cap_ns_ = kMaxPollNs;
   // Exclusive locks each origin (link) holds per window at this agent; the
   // shards are held while the count is above 0. A request that enters them
   // counts as soon as it is queued, so a second one does not enter again.
