@@ -108,9 +108,9 @@ void Apply(AgentState& s, const RequestHeader& h, const std::byte* body,
         done += run.count;
       }
       // Counted for fences (AgentCompleteFence) once applied; a fence
-      // waiting for this count is woken (epoch_state.h: AgentEpochCounts).
+      // waiting for this count is woken (epoch_state.h: AgentFenceCounts).
       if (h.counted) {
-        AgentEpochCounts& counts = w.agent_epochs();
+        AgentFenceCounts& counts = w.agent_fence();
         if (counts.applied.fetch_add(1) + 1 >= counts.expected.load()) {
           counts.applied.notify_all();
         }
@@ -170,19 +170,6 @@ void GrantWaitingLocks(AgentState& s) {
   for (const int link : s.locks.Progress()) Grant(s, link);
 }
 
-// An origin's PSCW access epoch to this process ended on the window the
-// request names: everything it sent before on this link is applied. A wait
-// sleeping for the count is woken once it reaches what it expects
-// (epoch_state.h: AgentEpochCounts).
-void CountEpochEnd(const RequestHeader& h) {
-  std::lock_guard<std::mutex> guard(served_windows().mutex());
-  AgentEpochCounts& counts = WindowOf(h).agent_epochs();
-  const uint32_t ends = counts.epoch_ends.fetch_add(1) + 1;
-  if (static_cast<int32_t>(ends - counts.epoch_ends_expected.load()) >= 0) {
-    WakeSleepers(counts.epoch_ends);
-  }
-}
-
 // A lock or release from the origin on `link`, checked against the window
 // it names: the target must be a rank of this process's node.
 AgentLockRequest LockRequest(const RequestHeader& h, int link) {
@@ -224,10 +211,6 @@ bool ServeRequest(AgentState& s, int link,
     case RequestKind::kUnlock:  // answered: the origin's window may go next
       s.locks.Release(LockRequest(h, link));
       return WriteFrame(link, nullptr, 0);
-    case RequestKind::kEpochEnd:
-      std::atomic_thread_fence(std::memory_order_seq_cst);  // as kFlush
-      CountEpochEnd(h);
-      return true;
     default:
       Malformed("kind", h);
   }

@@ -180,28 +180,19 @@ int AgentFlushAll(ManagedWindow& w);
 // its updates are applied. Not for fences with MPI_MODE_NOPRECEDE, which
 // every rank gives or none (MPI-3 11.5.5).
 int AgentCompleteFence(ManagedWindow& w);
-// This process's agent's side of a fence: `arriving` more updates were
-// sent to it (the origins' counts); AwaitAgentArrivals returns (asleep
-// meanwhile) once the agent has applied every update counted so far.
+// The same at MPI_Win_complete of MPI's PSCW
+// (ManagedWindow::agent_active_target): every update sent to a target of the
+// start goes out, and each target on another node is told how many
+// (PostMatching::SendCount), zero included; node-local targets, whose
+// updates were direct, are told nothing.
+int AgentCompletePscw(ManagedWindow& w);
+// This process's agent's side of an epoch's end on `w`: `arriving` more
+// updates were sent to it (the origins' counts); AwaitAgentArrivals
+// returns (asleep meanwhile) once the agent has applied every update
+// counted so far, AgentArrivalsApplied says whether it has.
 void AddAgentArrivals(ManagedWindow& w, uint64_t arriving);
 void AwaitAgentArrivals(ManagedWindow& w);
-// MPI's PSCW (ManagedWindow::agent_active_target), at MPI_Win_complete,
-// before MPI's: every update sent to a target of the start goes out, and
-// each target on another node is sent an end-of-epoch request on the same
-// link, after them (so once its agent counts the end, they are applied).
-// Node-local targets' updates were direct; MPI's complete covers them.
-int AgentCompletePscw(ManagedWindow& w);
-// The target's side, at MPI_Win_wait or MPI_Win_test: AddAgentEpochEnds
-// adds the post's `origins` on other nodes to the ends awaited;
-// AwaitAgentEpochEnds returns once this process's agent has counted them
-// all, asleep meanwhile but for letting MPI progress every
-// kProgressIntervalNs (spin_wait.h: an origin's operations that MPI
-// carries, or this process's post messages, may need this process in
-// MPI before that origin reaches its complete); AgentEpochEndsArrived says
-// whether it has.
-void AddAgentEpochEnds(ManagedWindow& w, uint32_t origins);
-void AwaitAgentEpochEnds(ManagedWindow& w);
-bool AgentEpochEndsArrived(ManagedWindow& w);
+bool AgentArrivalsApplied(ManagedWindow& w);
 
 // Locks for remote targets on windows whose locks are the agents'
 // (ManagedWindow::locks_via_agent, agent_locks.h). AgentLock returns once

@@ -1,7 +1,6 @@
 // The origin side of the agent (agent.h has the design): requests to
 // remote targets' agents over this process's links, and the answers.
 #include <poll.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -136,7 +135,7 @@ std::vector<std::byte> Message(const RequestHeader& h, size_t body_bytes) {
 void NotePending(ManagedWindow& w, int target, bool counted) {
   StateGuard guard(w.state_mutex());
   w.NoteAgentUpdate(target);
-  if (counted) ++w.agent_epochs().sent[target];
+  if (counted) ++w.agent_fence().sent[target];
 }
 
 // The most one update request carries (runs and packed elements): far
@@ -307,7 +306,7 @@ int SendPending(AgentState& s, ManagedWindow& w,
 }  // namespace
 
 void AddAgentArrivals(ManagedWindow& w, uint64_t arriving) {
-  AgentEpochCounts& counts = w.agent_epochs();
+  AgentFenceCounts& counts = w.agent_fence();
   counts.expected.store(counts.expected.load() + arriving);
 }
 
@@ -315,7 +314,7 @@ void AddAgentArrivals(ManagedWindow& w, uint64_t arriving) {
 // agent, which a spinning waiter would keep from a core (agent.cc wakes the
 // waiter when the count reaches `expected`).
 void AwaitAgentArrivals(ManagedWindow& w) {
-  AgentEpochCounts& counts = w.agent_epochs();
+  AgentFenceCounts& counts = w.agent_fence();
   const uint64_t expected = counts.expected.load();
   for (uint64_t seen = counts.applied.load(); seen < expected;
        seen = counts.applied.load()) {
@@ -323,48 +322,27 @@ void AwaitAgentArrivals(ManagedWindow& w) {
   }
 }
 
+bool AgentArrivalsApplied(ManagedWindow& w) {
+  const AgentFenceCounts& counts = w.agent_fence();
+  return counts.applied.load() >= counts.expected.load();
+}
+
 int AgentCompletePscw(ManagedWindow& w) {
   AgentState& s = TheAgent();
   std::lock_guard<std::mutex> guard(s.origin_mutex);
   StateGuard state_guard(w.state_mutex());
-  int rc = MPI_SUCCESS;
+  int rc = SendPending(s, w, w.pscw().access_group);
   for (const int target : w.pscw().access_group) {
+    // Updates to node-local targets are direct (ApplyByReach,
+    // accumulate.cc): nothing to count, and their waits expect nothing.
     if (w.target(target).node_local()) continue;
-    w.AgentPendingDone(target);  // the end follows the updates
-    const RequestHeader end{.kind = RequestKind::kEpochEnd,
-                            .window = w.agent_id(target)};
-    const int world = w.world_rank(target);
-    Enqueue(s, world, Message(end, 0));
-    if (SendQueued(s, world) < 0) rc = MPI_ERR_OTHER;
+    uint64_t& sent = w.agent_fence().sent[target];
+    const int sent_rc =
+        w.pscw().mpi_posts.SendCount(w.world_rank(target), sent);
+    sent = 0;
+    if (rc == MPI_SUCCESS) rc = sent_rc;
   }
   return rc;
-}
-
-void AddAgentEpochEnds(ManagedWindow& w, uint32_t origins) {
-  std::atomic<uint32_t>& expected = w.agent_epochs().epoch_ends_expected;
-  expected.store(expected.load() + origins);
-}
-
-bool AgentEpochEndsArrived(ManagedWindow& w) {
-  const AgentEpochCounts& counts = w.agent_epochs();
-  return static_cast<int32_t>(counts.epoch_ends.load() -
-                              counts.epoch_ends_expected.load()) >= 0;
-}
-
-void AwaitAgentEpochEnds(ManagedWindow& w) {
-  const std::atomic<uint32_t>& ends = w.agent_epochs().epoch_ends;
-  // The ends are often on their way: a few looks, the core given to the
-  // agent between them, before the first sleep.
-  for (int i = 0; i < 8 && !AgentEpochEndsArrived(w); ++i) sched_yield();
-  uint64_t progress_at = NowNs() + kProgressIntervalNs;
-  for (uint32_t seen = ends.load(); !AgentEpochEndsArrived(w);
-       seen = ends.load()) {
-    if (NowNs() >= progress_at) {
-      DriveProgress();
-      progress_at = NowNs() + kProgressIntervalNs;
-    }
-    SleepWhileEquals(ends, seen, kProgressIntervalNs);
-  }
 }
 
 // What MPICH's CH3 fence did with its own operation counts: the origins'
@@ -374,7 +352,7 @@ void AwaitAgentEpochEnds(ManagedWindow& w) {
 // they come; what it waits on is a counter in its own memory.
 int AgentCompleteFence(ManagedWindow& w) {
   AgentState& s = TheAgent();
-  AgentEpochCounts& counts = w.agent_epochs();
+  AgentFenceCounts& counts = w.agent_fence();
   int rc = MPI_SUCCESS;  // reported after the collective below
   {
     std::lock_guard<std::mutex> guard(s.origin_mutex);

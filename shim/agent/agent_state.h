@@ -27,7 +27,6 @@ enum class RequestKind : uint32_t {
   kFlush,        // answered once everything before it is applied
   kLock,         // answered once granted (agent_locks.h)
   kUnlock,       // answered once released
-  kEpochEnd,     // an origin's PSCW access epoch to this process ended
 };
 
 // The fixed part of every request; runs (ElementRun) and data follow.
@@ -41,8 +40,8 @@ struct RequestHeader {
   int64_t element_size = 0;
   int64_t runs = 0;
   int32_t fetching = 0;  // 1: reply with the old values
-  int32_t counted = 0;   // 1: issued in a fence epoch, so counted where
-                         // sent and where applied (AgentEpochCounts)
+  int32_t counted = 0;   // 1: issued in a fence or PSCW epoch, so counted
+                         // where sent and where applied (AgentFenceCounts)
   AgentLockKind lock = AgentLockKind::kShared;  // kLock, kUnlock; their
                                                 // target's rank is `disp`
 };

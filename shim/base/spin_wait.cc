@@ -2,10 +2,7 @@
 // progress and yielding.
 #include "shim/base/spin_wait.h"
 
-#include <linux/futex.h>
 #include <sched.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -90,18 +87,6 @@ void Backoff::Round(uint32_t ns) {
   if (waited >= (s.oversubscribed ? kSpinBeforeYieldNs : kSpinAloneNs)) {
     sched_yield();
   }
-}
-
-void SleepWhileEquals(const std::atomic<uint32_t>& word, uint32_t seen,
-                      uint64_t timeout_ns) {
-  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
-  const timespec timeout{static_cast<time_t>(timeout_ns / 1'000'000'000),
-                         static_cast<long>(timeout_ns % 1'000'000'000)};
-  syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, seen, &timeout, nullptr, 0);
-}
-
-void WakeSleepers(std::atomic<uint32_t>& word) {
-  syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr, 0);
 }
 
 }  // namespace rmashim

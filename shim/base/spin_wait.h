@@ -34,7 +34,6 @@
 #ifndef RMASHIM_SHIM_BASE_SPIN_WAIT_H_
 #define RMASHIM_SHIM_BASE_SPIN_WAIT_H_
 
-#include <atomic>
 #include <cstdint>
 
 namespace rmashim {
@@ -91,15 +90,6 @@ void DriveProgress();
 // enter it, where every such call enters MPI natively.
 inline constexpr uint32_t kServedCallsPerProgress = 64;
 void DriveProgressNowAndThen();
-
-// Sleeping on a word of this process's memory (a private futex): returns
-// once `word` no longer holds `seen`, after at most `timeout_ns`, or
-// spuriously (the caller looks again). WakeSleepers wakes every thread
-// sleeping on `word`; std::atomic's notify would not (libstdc++ wakes only
-// waiters its own wait registered).
-void SleepWhileEquals(const std::atomic<uint32_t>& word, uint32_t seen,
-                      uint64_t timeout_ns);
-void WakeSleepers(std::atomic<uint32_t>& word);
 
 // One wait: call Wait (or WaitTurn) each time the condition is found
 // unmet, then look again.

@@ -125,20 +125,21 @@ Verdict MpiPost(ManagedWindow& w, MPI_Group group, int assert) {
   return Verdict::Error(posts.Post(origins));
 }
 
-// MPI's post on an agent window: how many of its origins are on other
-// nodes (the wait or test awaits their ends of epoch, AgentCompletePscw),
-// then the post.
+// MPI's post on an agent window: the origins whose counts of updates the
+// wait or test will receive (mpi_pscw.h), those on other nodes (node-local
+// ones move their updates directly and send none: AgentCompletePscw), then
+// the post.
 Verdict MpiPostCounted(ManagedWindow& w, MPI_Group group, int assert) {
   if (!w.agent_active_target()) return MpiPost(w, group, assert);
-  uint32_t remote = 0;
+  std::vector<int> origins;
   for (const int origin : w.ToWindowRanks(group)) {
     if (origin == MPI_UNDEFINED) return Verdict::Error(MPI_ERR_GROUP);
-    if (!w.target(origin).node_local()) ++remote;
+    if (!w.target(origin).node_local()) origins.push_back(w.world_rank(origin));
   }
   const Verdict v = MpiPost(w, group, assert);
   if (w.pscw().exposed) {
-    w.pscw().remote_origins = remote;
-    w.pscw().ends_expected = false;
+    w.pscw().exposure_origins = std::move(origins);
+    w.pscw().counts_received = false;
   }
   return v;
 }
@@ -164,42 +165,51 @@ Verdict MpiStart(ManagedWindow& w, MPI_Group group, int assert) {
 }
 
 // MPI's complete, after what went to MPI has left (mpi_flush.h) and the
-// direct copies are published. On agent windows each target on another
-// node is first sent the end of this epoch, after the updates sent to its
-// agent (AgentCompletePscw).
+// direct copies are published.
+// On agent windows the agents' updates go out first, and each target is
+// told how many (AgentCompletePscw).
 Verdict MpiComplete(ManagedWindow& w) {
-  const bool through_agents =
-      w.epoch() == AccessEpoch::kPscw && w.agent_serves_epoch();
-  // MPI's complete follows even after an error (the targets wait for it).
-  const int agent_rc = through_agents ? AgentCompletePscw(w) : MPI_SUCCESS;
+  const bool counted =
+      w.epoch() == AccessEpoch::kPscw && w.agent_counts_epoch();
   if (w.epoch() == AccessEpoch::kPscw) {
     StateGuard guard(w.state_mutex());
     if (const Verdict v = FlushPassedThroughEndpoints(w); !v.ok()) return v;
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);  // direct copies
+  // MPI's complete follows even after an error (the targets wait for it).
+  const int agent_rc = counted ? AgentCompletePscw(w) : MPI_SUCCESS;
   const int rc = PMPI_Win_complete(w.app_win());
   if (rc == MPI_SUCCESS) CloseMpiAccessGroup(w);
-  if (rc != MPI_SUCCESS) return Verdict::Raised(rc);
-  return Verdict::Error(agent_rc);
+  if (!counted || rc != MPI_SUCCESS) return Verdict::Raised(rc);
+  const int sends_rc = w.pscw().mpi_posts.FinishCounts();
+  return Verdict::Error(agent_rc != MPI_SUCCESS ? agent_rc : sends_rc);
 }
 
-// An agent window's wait or test (`flag` null: wait): the ends of the
-// post's remote origins' epochs, counted by this process's agent once it
-// has applied what came before them. For a test, *flag says whether they
-// are all there.
+// An agent window's wait or test (`flag` null: wait): the origins' counts
+// of updates sent to this process's agent, then the agent's having applied
+// them. For a test, *flag says whether both are there.
 Verdict AwaitAgentUpdates(ManagedWindow& w, int* flag) {
   PscwState& p = w.pscw();
-  if (!p.ends_expected) {
-    AddAgentEpochEnds(w, p.remote_origins);
-    p.ends_expected = true;
+  if (!p.counts_received) {
+    uint64_t arriving = 0;
+    bool all = true;
+    const int rc = flag == nullptr ? p.mpi_posts.ReceiveCounts(
+                                         p.exposure_origins, &arriving)
+                                   : p.mpi_posts.ReceiveSomeCounts(
+                                         p.exposure_origins, &all, &arriving);
+    if (rc != MPI_SUCCESS) return Verdict::Error(rc);
+    if (!all) {
+      *flag = 0;
+      DriveProgress();
+      return Verdict::Served();
+    }
+    AddAgentArrivals(w, arriving);
+    p.counts_received = true;
   }
   if (flag == nullptr) {
-    AwaitAgentEpochEnds(w);
-  } else if (!AgentEpochEndsArrived(w)) {
-    *flag = 0;
-    DriveProgress();
+    AwaitAgentArrivals(w);
   } else {
-    *flag = 1;
+    *flag = AgentArrivalsApplied(w) ? 1 : 0;
   }
   return Verdict::Served();
 }
@@ -217,7 +227,7 @@ Verdict MpiWaitOrTest(ManagedWindow& w, int* flag) {
     return Verdict::Raised(rc);
   }
   w.pscw().exposed = false;
-  w.pscw().ends_expected = false;
+  w.pscw().counts_received = false;
   return Verdict::Error(w.pscw().mpi_posts.FinishPosts());
 }
 

@@ -106,8 +106,7 @@ std::optional<Verdict> Admit(ManagedWindow& w, Access access, Form form,
   // the target's agent. In passive epochs; and where the shim matches
   // posts (agent_active_target) in fence epochs, whose fences wait until
   // the agents have applied them (AgentCompleteFence), and in MPI's PSCW,
-  // whose waits wait for each remote origin's end of epoch, which its link
-  // carries after its updates (AgentCompletePscw). An
+  // whose waits receive each origin's count of them (AgentCompletePscw). An
   // epoch of another kind on the window while another origin holds one of these
   // on the same target is erroneous (MPI-3 11.5).
   if (!w.agent_served()) {
@@ -119,7 +118,7 @@ std::optional<Verdict> Admit(ManagedWindow& w, Access access, Form form,
   // its end (MPI_Win_flush is erroneous there). MPI orders one origin's
   // accumulates to a location, so once this epoch handed one for `target`
   // to MPI (a layout the shim does not flatten), the rest follow it there.
-  if (w.agent_serves_epoch() &&
+  if (w.agent_counts_epoch() &&
       !Includes(w.lock_state(target).mpi_pending, MpiPending::kUpdates)) {
     return std::nullopt;
   }

@@ -57,7 +57,8 @@ void ClosePostMatching() {
         !waiting) {
       break;
     }
-    PMPI_Recv(nullptr, 0, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG,
+    uint64_t count = 0;  // a post (empty) or an agent window's count
+    PMPI_Recv(&count, sizeof count, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG,
               g_post_comm, MPI_STATUS_IGNORE);
   }
   PMPI_Comm_free(&g_post_comm);
@@ -66,7 +67,7 @@ void ClosePostMatching() {
 long ProposePostTag() {
   const long next = g_next_tag.load(std::memory_order_relaxed);
   if (g_post_comm == MPI_COMM_NULL || g_runtime.thread_multiple() ||
-      next > g_tag_ub) {
+      next + 1 > g_tag_ub) {
     return -1;
   }
   return next;
@@ -79,18 +80,20 @@ long TakePostTag(const long* proposals, int count) {
     tag = std::max(tag, proposals[i]);
   }
   long next = g_next_tag.load(std::memory_order_relaxed);
-  while (next <= tag && !g_next_tag.compare_exchange_weak(
-                            next, tag + 1, std::memory_order_relaxed)) {
+  // Two tags: posts, and agent windows' counts (mpi_pscw.h).
+  while (next <= tag + 1 && !g_next_tag.compare_exchange_weak(
+                                next, tag + 2, std::memory_order_relaxed)) {
   }
   return tag;
 }
 
 PostMatching::~PostMatching() {
-  if (sends_.empty()) return;
+  if (sends_.empty() && count_sends_.empty()) return;
   int finalized = 0;
   PMPI_Finalized(&finalized);
   if (finalized) return;
   FinishPosts();
+  FinishCounts();
 }
 
 int PostMatching::Post(const std::vector<int>& origins) {
@@ -129,6 +132,57 @@ int PostMatching::FinishPosts() {
   const int rc = WaitEvery(sends_);
   sends_.clear();
   return rc;
+}
+
+int PostMatching::SendCount(int target, uint64_t count) {
+  uint64_t& buffer = counts_out_.emplace_back(count);
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int rc = PMPI_Isend(&buffer, sizeof buffer, MPI_BYTE, target, tag_ + 1,
+                            g_post_comm, &request);
+  if (rc == MPI_SUCCESS) count_sends_.push_back(request);
+  return rc;
+}
+
+int PostMatching::FinishCounts() {
+  const int rc = count_sends_.empty() ? MPI_SUCCESS : WaitEvery(count_sends_);
+  count_sends_.clear();
+  counts_out_.clear();
+  return rc;
+}
+
+int PostMatching::ReceiveCountFrom(int origin) {
+  uint64_t count = 0;
+  const int rc = PMPI_Recv(&count, sizeof count, MPI_BYTE, origin, tag_ + 1,
+                           g_post_comm, MPI_STATUS_IGNORE);
+  if (rc == MPI_SUCCESS) received_ += count;
+  return rc;
+}
+
+int PostMatching::ReceiveCounts(const std::vector<int>& origins,
+                                uint64_t* total) {
+  for (; counts_in_ < origins.size(); ++counts_in_) {
+    if (const int rc = ReceiveCountFrom(origins[counts_in_])) return rc;
+  }
+  *total = received_;
+  counts_in_ = 0;
+  received_ = 0;
+  return MPI_SUCCESS;
+}
+
+int PostMatching::ReceiveSomeCounts(const std::vector<int>& origins, bool* all,
+                                    uint64_t* total) {
+  *all = false;
+  for (; counts_in_ < origins.size(); ++counts_in_) {
+    int arrived = 0;
+    if (const int rc = PMPI_Iprobe(origins[counts_in_], tag_ + 1, g_post_comm,
+                                   &arrived, MPI_STATUS_IGNORE)) {
+      return rc;
+    }
+    if (!arrived) return MPI_SUCCESS;
+    if (const int rc = ReceiveCountFrom(origins[counts_in_])) return rc;
+  }
+  *all = true;
+  return ReceiveCounts(origins, total);  // nothing left to receive
 }
 
 }  // namespace rmashim

@@ -30,15 +30,18 @@
 // of MPICH's 2048 context ids per window on top of the window's own.)
 // MPI's own post and start are called with MPI_MODE_NOCHECK: MPICH then
 // sends and counts no posts.
-// MPI_Win_complete and MPI_Win_wait stay MPI's (on windows whose
-// accumulates the agents apply, the agents' links carry each origin's end
-// of epoch as well: shim/agent/agent.h, AgentCompletePscw).
-// Their count has the same shape (completes per window) but cannot be
-// misled: an origin completes towards a target only in an access epoch that
-// the target's post for its current exposure epoch let start, so every
-// complete a target receives belongs to that epoch. The
-// program's own MPI_MODE_NOCHECK (both sides, MPI-4.1 12.5) skips the
-// messages as it skips MPICH's.
+// A window whose accumulates the agents apply (shim/agent/agent.h) also
+// sends, at each MPI_Win_complete, every target of the start on another
+// node the number of updates it sent that target's agent, and each
+// MPI_Win_wait or test receives one from every origin of its post on
+// another node before it returns (the window's second tag: a process may
+// post to and start towards the same peer at once). MPI_Win_complete and
+// MPI_Win_wait stay MPI's. Their count has the same shape (completes per
+// window) but cannot be misled: an origin completes towards a target only in an
+// access epoch that the target's post for its current exposure epoch let start,
+// so every complete a target receives belongs to that epoch. The program's own
+// MPI_MODE_NOCHECK (both sides, MPI-4.1 12.5) skips the messages as it skips
+// MPICH's.
 #ifndef RMASHIM_SHIM_SYNC_MPI_PSCW_H_
 #define RMASHIM_SHIM_SYNC_MPI_PSCW_H_
 
@@ -46,6 +49,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 namespace rmashim {
@@ -90,9 +94,28 @@ class PostMatching {
   // epoch (every origin has received them by then: it completed).
   int FinishPosts();
 
+  // Agent windows. At MPI_Win_complete: tells `target` how many updates
+  // this process sent its agent in the access epoch; FinishCounts completes
+  // those messages (small: sent at once). At MPI_Win_wait: the sum of the
+  // counts of every process in `origins` (one each), waiting for them;
+  // ReceiveSomeCounts, for MPI_Win_test, takes those that have arrived and
+  // says whether all have (`*total` is then their sum).
+  int SendCount(int target, uint64_t count);
+  int FinishCounts();
+  int ReceiveCounts(const std::vector<int>& origins, uint64_t* total);
+  int ReceiveSomeCounts(const std::vector<int>& origins, bool* all,
+                        uint64_t* total);
+
  private:
-  int tag_ = -1;
+  // Receives `origin`'s next count into received_.
+  int ReceiveCountFrom(int origin);
+
+  int tag_ = -1;  // posts; counts on tag_ + 1
   std::vector<MPI_Request> sends_;
+  std::vector<MPI_Request> count_sends_;
+  std::deque<uint64_t> counts_out_;  // their buffers (stable addresses)
+  size_t counts_in_ = 0;   // of the current wait's origins, received so far
+  uint64_t received_ = 0;  // ... and their sum
 };
 
 }  // namespace rmashim

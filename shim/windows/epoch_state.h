@@ -135,20 +135,17 @@ struct PscwState {
   std::atomic<bool> exposed{false};
   uint64_t expected_completes = 0;  // completes owed to this rank so far
   PostMatching mpi_posts;  // windows spanning nodes: MPI's PSCW (mpi_pscw.h)
-  // MPI's PSCW on agent windows: the current post's origins on other
-  // nodes, whose epochs' ends this process's agent counts
-  // (AgentEpochCounts), and whether the wait or a test has added them to
-  // what it awaits.
-  uint32_t remote_origins = 0;
-  bool ends_expected = false;
+  // MPI's PSCW on agent windows: the origins of the current post on other
+  // nodes (world ranks), and whether their counts of updates were all
+  // received.
+  std::vector<int> exposure_origins;
+  bool counts_received = false;
 };
 
-// Fence epochs and MPI's PSCW on a window whose remote targets' agents
-// apply its updates (shim/agent/agent.h: AgentCompleteFence,
-// AgentCompletePscw).
-struct AgentEpochCounts {
-  // Fence epochs: updates that wait for no answer, counted where they are
-  // sent and where they are applied.
+// Fence epochs on a window whose remote targets' agents apply its updates
+// (shim/agent/agent.h, AgentCompleteFence): updates that wait for no
+// answer, counted where they are sent and where they are applied.
+struct AgentFenceCounts {
   // Origin: per target, updates sent to its agent since this process's
   // last fence.
   std::vector<uint64_t> sent;
@@ -162,15 +159,6 @@ struct AgentEpochCounts {
   // The window's ranks as a communicator, made at the first fence that
   // needs one (MPI_Comm_create_group), freed with the window.
   MPI_Comm comm = MPI_COMM_NULL;
-  // MPI's PSCW: access epochs of remote origins to this process that have
-  // ended here (the agent counts each origin's end-of-epoch request, which
-  // comes on that origin's link after its updates, so they are applied),
-  // and how many the exposure epochs so far expected (one per remote
-  // origin of each post). The same handshake as `applied`; 32 bits so a
-  // waiter sleeps on the word itself (spin_wait.h: SleepWhileEquals),
-  // compared modulo 2^32.
-  std::atomic<uint32_t> epoch_ends{0};
-  std::atomic<uint32_t> epoch_ends_expected{0};
 };
 
 }  // namespace rmashim

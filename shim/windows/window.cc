@@ -390,7 +390,7 @@ void ManagedWindow::JoinAgent(MPI_Comm comm) {
   }
   agent_ids_ = std::move(ids);
   agent_pending_.assign(comm_size_, 0);
-  agent_epochs_.sent.assign(comm_size_, 0);
+  agent_fence_.sent.assign(comm_size_, 0);
   // Locks through the agents (agent_locks.h) need one thread calling MPI
   // on every rank: an origin waits for a grant on the link its other
   // requests use.
@@ -434,7 +434,7 @@ ManagedWindow::~ManagedWindow() {
   // it, a rank still in an epoch could send this process's agent more.
   served_windows().Unregister(own_agent_id_);
   UnshareUserMemory(own_memory_);
-  if (agent_epochs_.comm != MPI_COMM_NULL) PMPI_Comm_free(&agent_epochs_.comm);
+  if (agent_fence_.comm != MPI_COMM_NULL) PMPI_Comm_free(&agent_fence_.comm);
   if (group_ != MPI_GROUP_NULL) PMPI_Group_free(&group_);
 }
 

@@ -385,26 +385,22 @@ class ManagedWindow {
   void AgentPendingDone(int rank) { agent_pending_[rank] = 0; }
   bool any_agent_pending() const { return any_agent_pending_; }
   void AllAgentPendingDone() { any_agent_pending_ = false; }
-  // Counts for completing fence and PSCW epochs through the agents
-  // (epoch_state.h).
-  AgentEpochCounts& agent_epochs() { return agent_epochs_; }
+  // Counts for completing fence epochs through the agents (epoch_state.h).
+  AgentFenceCounts& agent_fence() { return agent_fence_; }
   // Fence and MPI's PSCW epochs on this window have their accumulates
   // applied by the agents: an agent window whose posts the shim matches
-  // (mpi_pscw.h; none under MPI_THREAD_MULTIPLE, where fences of two
-  // windows could make their count communicators at once).
+  // (mpi_pscw.h: its messages carry PSCW's counts; none under
+  // MPI_THREAD_MULTIPLE, where fences of two windows could make their
+  // count communicators at once).
   bool agent_active_target() const {
     return agent_served() && pscw_.mpi_posts.is_open();
   }
-  // The current epoch is one of those.
-  bool agent_serves_epoch() const {
+  // The current epoch is one of those: updates sent to agents now are
+  // counted where sent and where applied (AgentFenceCounts).
+  bool agent_counts_epoch() const {
     const AccessEpoch e = epoch();
     return (e == AccessEpoch::kFence || e == AccessEpoch::kPscw) &&
            agent_active_target();
-  }
-  // ... a fence epoch: updates sent to agents now are counted where sent
-  // and where applied (AgentEpochCounts).
-  bool agent_counts_epoch() const {
-    return epoch() == AccessEpoch::kFence && agent_active_target();
   }
   MPI_Group group() const { return group_; }
 
@@ -452,7 +448,7 @@ class ManagedWindow {
   std::atomic<long long> passed_to_mpi_{0};
   std::vector<uint8_t> agent_pending_;  // per target rank
   bool any_agent_pending_ = false;
-  AgentEpochCounts agent_epochs_;
+  AgentFenceCounts agent_fence_;
 
   Flavor flavor_ = Flavor::kAllocate;
 
