@@ -127,6 +127,7 @@ bool ReadAll(int fd, void* data, size_t bytes, void (*on_wait)()) {
       pollfd readable{.fd = fd, .events = POLLIN, .revents = 0};
       const timespec wake{0, kReadWakeUs * 1000};
       const int ready = ppoll(&readable, 1, &wake, nullptr);
+      if (ready < 0 && errno != EINTR) return false;
       if (ready == 0) on_wait();
       if (ready <= 0) continue;  // nothing yet, or EINTR
     }
