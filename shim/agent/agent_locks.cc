@@ -69,10 +69,17 @@ std::vector<int> AgentLocks::Progress() {
       continue;
     }
     const bool next = it->started && it->steps[it->entered].ahead() == 0;
+    if (!next) {
+      it->next_since_ns = 0;
+    } else if (it->next_since_ns == 0 || it->next_step != it->entered) {
+      it->next_since_ns = now;
+      it->next_step = it->entered;
+    }
+    const uint64_t waited = now - (next ? it->next_since_ns : it->since_ns);
     poll_cap_ns_ = std::min(
         poll_cap_ns_,
-        std::clamp((now - it->since_ns) / 16,
-                   next ? kNextInLinePollNs : kQueuedPollNs, kMaxPollNs));
+        std::clamp(waited / 16, next ? kNextInLinePollNs : kQueuedPollNs,
+                   kMaxPollNs));
     ++it;
   }
   return granted;

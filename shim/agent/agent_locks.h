@@ -77,8 +77,9 @@ class AgentLocks {
   // most a sixteenth of the time the request has waited so far (little
   // added to a short wait; a holder that computes for seconds costs the
   // agent a poll a millisecond), between kNextInLinePollNs for a request
-  // next in its gate (only holders to leave) and kQueuedPollNs for one
-  // queued behind others, and kMaxPollNs.
+  // next in its gate (only holders to leave; counted from when it became
+  // next, so time spent queued behind others does not slow its turn) and
+  // kQueuedPollNs for one queued behind others, and kMaxPollNs.
   static constexpr uint64_t kNextInLinePollNs = 8'000, kQueuedPollNs = 64'000,
                             kMaxPollNs = 1'000'000;
   uint64_t poll_interval_cap_ns() const { return poll_cap_ns_; }
@@ -91,6 +92,9 @@ class AgentLocks {
     bool started = false;                   // steps[entered] has a ticket
     bool first_exclusive = false;           // steps include the shards
     uint64_t since_ns = 0;                  // NowNs at the request
+    // When it was first seen next in line at steps[next_step] (0: not).
+    uint64_t next_since_ns = 0;
+    size_t next_step = 0;
   };
   // Enters as many steps as it can now; true when all are held.
   static bool Advance(Waiter& w);
