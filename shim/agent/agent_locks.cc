@@ -54,6 +54,7 @@ bool AgentLocks::Advance(Waiter& w) {
     }
     ++w.entered;
     w.started = false;
+    w.next_since_ns = 0;  // the next step's turn is counted anew
   }
   return true;
 }
@@ -71,9 +72,8 @@ std::vector<int> AgentLocks::Progress() {
     const bool next = it->started && it->steps[it->entered].ahead() == 0;
     if (!next) {
       it->next_since_ns = 0;
-    } else if (it->next_since_ns == 0 || it->next_step != it->entered) {
+    } else if (it->next_since_ns == 0) {
       it->next_since_ns = now;
-      it->next_step = it->entered;
     }
     const uint64_t waited = now - (next ? it->next_since_ns : it->since_ns);
     poll_cap_ns_ = std::min(

@@ -92,9 +92,7 @@ class AgentLocks {
     bool started = false;                   // steps[entered] has a ticket
     bool first_exclusive = false;           // steps include the shards
     uint64_t since_ns = 0;                  // NowNs at the request
-    // When it was first seen next in line at steps[next_step] (0: not).
-    uint64_t next_since_ns = 0;
-    size_t next_step = 0;
+    uint64_t next_since_ns = 0;  // first seen next at steps[entered]; 0: not
   };
   // Enters as many steps as it can now; true when all are held.
   static bool Advance(Waiter& w);

@@ -170,7 +170,7 @@ Verdict MpiStart(ManagedWindow& w, MPI_Group group, int assert) {
 // told how many (AgentCompletePscw).
 Verdict MpiComplete(ManagedWindow& w) {
   const bool counted =
-      w.epoch() == AccessEpoch::kPscw && w.agent_counts_epoch();
+      w.epoch() == AccessEpoch::kPscw && w.agent_active_target();
   if (w.epoch() == AccessEpoch::kPscw) {
     StateGuard guard(w.state_mutex());
     if (const Verdict v = FlushPassedThroughEndpoints(w); !v.ok()) return v;
