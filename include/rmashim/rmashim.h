@@ -39,6 +39,15 @@ int rmashim_agent_stats(int *running, long long *applied);
  * every rank runs the agent, in a job that calls MPI from one thread). */
 int rmashim_agent_lock_stats(long long *granted);
 
+/* For tests of failure handling: fails one of this process's agent links
+ * as a network failure would. agent_end 0: its link to world rank
+ * `world_rank`'s agent is shut down both ways (opened first where it was
+ * not), so the next request on it fails; 1: this process's agent ends its
+ * link from that process without the goodbye an orderly end sends. Epoch
+ * ends and lock holders then see a lost link (docs/how-it-works.md "Lost
+ * links"). MPI_ERR_OTHER where there was no such link or no agent. */
+int rmashim_agent_fail_link(int world_rank, int agent_end);
+
 /* This rank's place in the machine as seen at MPI_Init: the node (world rank
  * of its first rank), rank and size within the node, NUMA domain and core
  * (logical hwloc indices, -1 when unknown). */

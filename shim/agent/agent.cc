@@ -57,6 +57,12 @@ ManagedWindow& WindowOf(const RequestHeader& h) {
   return *w;
 }
 
+// Wakes the epoch ends waiting for this agent (AwaitAgentArrivals).
+void WakeArrivalWaiters(AgentState& s) {
+  s.arrivals_wake.fetch_add(1);
+  s.arrivals_wake.notify_all();
+}
+
 // Applies one update or compare-and-swap to this process's memory of the
 // window it names, as a node-local origin would (never exclusive: other
 // origins may be updating the same elements through the stripes).
@@ -107,12 +113,12 @@ void Apply(AgentState& s, const RequestHeader& h, const std::byte* body,
                  static_cast<size_t>(run.count));
         done += run.count;
       }
-      // Counted for fences (AgentCompleteFence) once applied; a fence
-      // waiting for this count is woken (epoch_state.h: AgentFenceCounts).
+      // Counted for fences and PSCW once applied; an epoch end waiting
+      // for this count is woken (epoch_state.h: AgentFenceCounts).
       if (h.counted) {
         AgentFenceCounts& counts = w.agent_fence();
         if (counts.applied.fetch_add(1) + 1 >= counts.expected.load()) {
-          counts.applied.notify_all();
+          WakeArrivalWaiters(s);
         }
       }
     }
@@ -138,18 +144,21 @@ bool ParkIfAsked(AgentState& s) {
   return !s.stopping;
 }
 
-// A new connection: the hello must carry this job's token.
-// A new origin's link, added to `epoll`; -1 when none was accepted.
-int Accept(AgentState& s, int epoll) {
+// A new connection: the hello must carry this job's token and a world
+// rank. A new origin's link, added to `epoll`; -1 when none was accepted.
+int Accept(AgentState& s, int epoll, int* world_rank) {
   const int fd = accept4(s.listener.fd, nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) return -1;
   AgentHello hello;
   const char yes = 1;
   if (!ReadAll(fd, &hello, sizeof hello) || hello.token != s.token ||
+      hello.origin < 0 ||
+      static_cast<size_t>(hello.origin) >= s.endpoints.size() ||
       !WriteAll(fd, &yes, 1)) {
     close(fd);
     return -1;
   }
+  *world_rank = hello.origin;
   const int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   epoll_event e{};
@@ -191,42 +200,86 @@ AgentLockRequest LockRequest(const RequestHeader& h, int link) {
           .kind = h.lock};
 }
 
+// Where a link from an origin stands after its requests were served.
+enum class LinkEnd {
+  kOpen,
+  kGoodbye,  // the origin said it closes the link (StopAgent)
+  kLost,     // closed or failed without a goodbye
+};
+
 // One request from the origin on `link`, `frame` (its own copy: heap
-// memory is aligned for every element type); false when the link closed.
-bool ServeRequest(AgentState& s, int link,
-                  const std::vector<std::byte>& frame) {
+// memory is aligned for every element type).
+LinkEnd ServeRequest(AgentState& s, int link,
+                     const std::vector<std::byte>& frame) {
   RequestHeader h;
   if (frame.size() < sizeof h) Malformed("short", h);
   std::memcpy(&h, frame.data(), sizeof h);
+  bool answered = true;
   switch (h.kind) {
     case RequestKind::kFlush:
       std::atomic_thread_fence(std::memory_order_seq_cst);
-      return WriteFrame(link, nullptr, 0);
+      answered = WriteFrame(link, nullptr, 0);
+      break;
     case RequestKind::kUpdate:
     case RequestKind::kCompareSwap:
       Apply(s, h, frame.data() + sizeof h, frame.size() - sizeof h, link);
-      return true;
+      break;
     case RequestKind::kLock:
-      return !s.locks.Request(LockRequest(h, link)) || Grant(s, link);
+      answered = !s.locks.Request(LockRequest(h, link)) || Grant(s, link);
+      break;
     case RequestKind::kUnlock:  // answered: the origin's window may go next
       s.locks.Release(LockRequest(h, link));
-      return WriteFrame(link, nullptr, 0);
+      answered = WriteFrame(link, nullptr, 0);
+      break;
+    case RequestKind::kGoodbye:
+      return LinkEnd::kGoodbye;
     default:
       Malformed("kind", h);
   }
+  return answered ? LinkEnd::kOpen : LinkEnd::kLost;
 }
 
-// The requests that arrived on `link` (one recv, FrameReader), in order;
-// false when the link closed.
-bool ServeReceived(AgentState& s, int link, FrameReader& reader,
-                   std::vector<std::byte>& frame) {
-  if (!reader.Receive(link)) return false;
+// The requests that arrived on `link` (one recv, FrameReader), in order.
+LinkEnd ServeReceived(AgentState& s, int link, FrameReader& reader,
+                      std::vector<std::byte>& frame) {
+  if (!reader.Receive(link)) return LinkEnd::kLost;
   std::span<const std::byte> next;
   while (reader.Next(&next)) {
     frame.assign(next.begin(), next.end());
-    if (!ServeRequest(s, link, frame)) return false;
+    if (const LinkEnd end = ServeRequest(s, link, frame);
+        end != LinkEnd::kOpen) {
+      return end;
+    }
   }
-  return !reader.bad();
+  return reader.bad() ? LinkEnd::kLost : LinkEnd::kOpen;
+}
+
+// An origin's link, from its hello on.
+struct OriginLink {
+  int world_rank = -1;
+  FrameReader reader;
+};
+
+// Ends the link `fd` from an origin: its lock requests are dropped and the
+// locks it holds released (agent_locks.h: DropLink), so that no lock stays
+// held by an origin that can no longer release it, and no grant goes to a
+// later link given the same descriptor. A link lost (no goodbye) may have
+// carried updates that never arrived: epoch ends on windows with that
+// origin report it from now on (AwaitAgentArrivals), and are woken.
+void EndLink(AgentState& s, int epoll, int fd, const OriginLink& origin,
+             LinkEnd end) {
+  epoll_ctl(epoll, EPOLL_CTL_DEL, fd, nullptr);
+  s.locks.DropLink(fd);
+  close(fd);
+  if (end != LinkEnd::kLost) return;
+  std::fprintf(stderr,
+               "rmashim: agent: world rank %d's link to this agent (world "
+               "rank %d) was lost\n",
+               origin.world_rank, s.world_rank);
+  if (!s.inbound_lost[origin.world_rank].exchange(true)) {
+    s.inbound_losses.fetch_add(1);
+  }
+  WakeArrivalWaiters(s);
 }
 
 // Waits for an event at most `ns` (epoll_pwait2, where the kernel has it;
@@ -240,6 +293,24 @@ int WaitFor(int epoll, epoll_event* ready, int max, long ns) {
     fine_grained = false;
   }
   return epoll_wait(epoll, ready, max, 1);
+}
+
+// A test's request (AgentFailLink): ends the link from the origin it names
+// as lost, as a network failure would, and answers whether there was one.
+void FailLinkIfAsked(AgentState& s, int epoll,
+                     std::unordered_map<int, OriginLink>& origins) {
+  const int world_rank = s.fail_link_from.load();
+  if (world_rank < 0) return;
+  bool found = false;
+  for (auto it = origins.begin(); it != origins.end(); ++it) {
+    if (it->second.world_rank != world_rank) continue;
+    EndLink(s, epoll, it->first, it->second, LinkEnd::kLost);
+    origins.erase(it);
+    found = true;
+    break;
+  }
+  s.fail_link_from.store(found ? kFailLinkDone : kFailLinkNone);
+  s.fail_link_from.notify_all();
 }
 
 // The agent's loop: blocked in epoll_wait until a request, a new
@@ -260,8 +331,8 @@ void Serve(AgentState& s) {
     epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &e);
   }
   std::vector<std::byte> frame;
-  std::unordered_map<int, FrameReader> origins;  // accepted links, closed
-                                                 // when the loop ends
+  std::unordered_map<int, OriginLink> origins;  // accepted links, closed
+                                                // when the loop ends
   epoll_event ready[64];
   // While lock requests wait, the loop polls them between events: first
   // after kFirstPollNs, then at intervals that double up to the cap the
@@ -282,13 +353,16 @@ void Serve(AgentState& s) {
       if (fd == s.wake_fd) {
         uint64_t count;
         [[maybe_unused]] ssize_t r = read(s.wake_fd, &count, sizeof count);
+        FailLinkIfAsked(s, epoll, origins);
       } else if (fd == s.listener.fd) {
-        if (const int link = Accept(s, epoll); link >= 0) {
-          origins.try_emplace(link);
+        int world_rank = -1;
+        if (const int link = Accept(s, epoll, &world_rank); link >= 0) {
+          origins[link].world_rank = world_rank;
         }
-      } else if (!ServeReceived(s, fd, origins.at(fd), frame)) {
-        epoll_ctl(epoll, EPOLL_CTL_DEL, fd, nullptr);
-        close(fd);
+      } else if (const LinkEnd end =
+                     ServeReceived(s, fd, origins.at(fd).reader, frame);
+                 end != LinkEnd::kOpen) {
+        EndLink(s, epoll, fd, origins.at(fd), end);
         origins.erase(fd);
       }
     }
@@ -303,7 +377,7 @@ void Serve(AgentState& s) {
       }
     }
   }
-  for (const auto& [link, reader] : origins) close(link);
+  for (const auto& [link, origin] : origins) close(link);
   close(epoll);
 }
 
@@ -364,6 +438,8 @@ void StartAgent() {
                  MPI_COMM_WORLD);
   s.links.assign(size, -1);
   s.queued.assign(size, {});
+  s.inbound_lost = std::make_unique<std::atomic<bool>[]>(size);
+  s.inbound_losses.store(0);
   {
     std::lock_guard<std::mutex> lock(s.park_mutex);
     s.stopping = false;
@@ -389,8 +465,14 @@ void StopAgent() {
   s.thread.join();
   served_windows().Close();
   s.running = false;
+  // Each link ends with a goodbye: the agents still serving take its end
+  // for an orderly one, not a lost link.
+  const RequestHeader goodbye{.kind = RequestKind::kGoodbye};
   for (int& fd : s.links) {
-    if (fd >= 0) close(fd);
+    if (fd >= 0) {
+      (void)WriteFrame(fd, &goodbye, sizeof goodbye);
+      close(fd);
+    }
     fd = -1;
   }
   close(s.wake_fd);
@@ -398,6 +480,22 @@ void StopAgent() {
 }
 
 bool AgentRunning() { return TheAgent().running; }
+
+int FailLinkFrom(int world_rank) {
+  AgentState& s = TheAgent();
+  if (!s.running || world_rank < 0 ||
+      static_cast<size_t>(world_rank) >= s.endpoints.size()) {
+    return MPI_ERR_OTHER;
+  }
+  s.fail_link_from.store(world_rank);
+  Wake(s);
+  for (int v = world_rank; v >= 0; v = s.fail_link_from.load()) {
+    s.fail_link_from.wait(v);
+  }
+  const bool done = s.fail_link_from.load() == kFailLinkDone;
+  s.fail_link_from.store(kFailLinkIdle);
+  return done ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
 
 long long AgentApplied() { return TheAgent().applied.load(); }
 

@@ -67,7 +67,13 @@
 // stream. So operations
 // of one origin to one target are applied in issue order, which covers
 // MPI's accumulate ordering (MPI-3 11.7.2). A link that cannot be opened
-// or breaks fails the call with MPI_ERR_OTHER on the window's handler.
+// or breaks fails the call with MPI_ERR_OTHER on the window's handler, and
+// is never opened again (a new stream could overtake what the old one
+// still carried); the ends of fence and PSCW epochs then report it on both
+// sides instead of waiting for updates that may never come, and the target
+// agent releases the locks that origin held (AgentLocks::DropLink). An
+// origin's link ends with a goodbye at StopAgent; one that ends without is
+// lost.
 //
 // When. Off unless asked for: RMASHIM_AGENT=1 starts it on a job that
 // spans nodes; RMASHIM_AGENT=auto where the launcher's environment says
@@ -89,6 +95,7 @@
 #include <vector>
 
 #include "shim/agent/agent_locks.h"
+#include "shim/sync/mpi_pscw.h"
 #include "shim/types/element_ops.h"
 #include "shim/types/flatten.h"
 
@@ -189,10 +196,24 @@ int AgentCompletePscw(ManagedWindow& w);
 // This process's agent's side of an epoch's end on `w`: `arriving` more
 // updates were sent to it (the origins' counts); AwaitAgentArrivals
 // returns (asleep meanwhile) once the agent has applied every update
-// counted so far, AgentArrivalsApplied says whether it has.
-void AddAgentArrivals(ManagedWindow& w, uint64_t arriving);
-void AwaitAgentArrivals(ManagedWindow& w);
-bool AgentArrivalsApplied(ManagedWindow& w);
+// counted so far, TestAgentArrivals says whether it has.
+// A lost link makes them MPI_ERR_OTHER instead of a wait that could never
+// end: an origin's count that says its link here was lost
+// (AddAgentArrivals; nothing is added), or a link from a rank of `w` to
+// this agent that ended without the origin's goodbye (the others; they
+// wake when it happens). From then on every epoch end of `w` reports it:
+// a lost link is never opened again (agent_origin.cc: LoseLink).
+[[nodiscard]] int AddAgentArrivals(ManagedWindow& w,
+                                   const UpdateCount& arriving);
+[[nodiscard]] int AwaitAgentArrivals(ManagedWindow& w);
+[[nodiscard]] int TestAgentArrivals(ManagedWindow& w, bool* applied);
+
+// Tests: fails a link as a network failure would. `agent_end` false: this
+// process's link to world rank `world_rank`'s agent is shut down both ways
+// (opened first where it was not), so its next request fails; true: this
+// process's agent ends its link from `world_rank` without a goodbye.
+// MPI_ERR_OTHER where there was no such link or no agent.
+int AgentFailLink(int world_rank, bool agent_end);
 
 // Locks for remote targets on windows whose locks are the agents'
 // (ManagedWindow::locks_via_agent, agent_locks.h). AgentLock returns once

@@ -2,6 +2,7 @@
 #include "shim/agent/agent_locks.h"
 
 #include <algorithm>
+#include <climits>
 
 #include "shim/base/spin_wait.h"
 #include "shim/windows/window.h"
@@ -39,7 +40,10 @@ bool AgentLocks::Request(const AgentLockRequest& r) {
   // Every request advances on its own: the gates' tickets order those on
   // the same gate, and one waiting on a busy gate holds up none on others
   // (which could make a cycle of waits that the application has not).
-  if (Advance(waiter)) return true;
+  if (Advance(waiter)) {
+    held_[r.link].push_back(r);
+    return true;
+  }
   waiting_.push_back(std::move(waiter));
   return false;
 }
@@ -65,7 +69,12 @@ std::vector<int> AgentLocks::Progress() {
   const uint64_t now = NowNs();
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     if (Advance(*it)) {
-      granted.push_back(it->request.link);
+      if (it->dropped) {
+        Release(it->request);
+      } else {
+        held_[it->request.link].push_back(it->request);
+        granted.push_back(it->request.link);
+      }
       it = waiting_.erase(it);
       continue;
     }
@@ -86,6 +95,16 @@ std::vector<int> AgentLocks::Progress() {
 }
 
 void AgentLocks::Release(const AgentLockRequest& r) {
+  if (const auto held = held_.find(r.link); held != held_.end()) {
+    std::vector<AgentLockRequest>& locks = held->second;
+    const auto same = std::find_if(
+        locks.begin(), locks.end(), [&](const AgentLockRequest& h) {
+          return h.window_id == r.window_id && h.target == r.target &&
+                 h.kind == r.kind;
+        });
+    if (same != locks.end()) locks.erase(same);
+    if (locks.empty()) held_.erase(held);
+  }
   ManagedWindow& w = *r.window;
   switch (r.kind) {
     case AgentLockKind::kShared:
@@ -106,6 +125,28 @@ void AgentLocks::Release(const AgentLockRequest& r) {
     case AgentLockKind::kAll:
       gate::Leave(w.own_all_shard().all, gate::kAUnit);
       break;
+  }
+}
+
+// The link's descriptor may be given to a new origin's link at once, so
+// what stays of the old one (its waiting requests, and the exclusive
+// counts they hold) moves to a number no descriptor has.
+void AgentLocks::DropLink(int link) {
+  if (const auto held = held_.find(link); held != held_.end()) {
+    const std::vector<AgentLockRequest> locks = std::move(held->second);
+    held_.erase(held);
+    for (auto r = locks.rbegin(); r != locks.rend(); ++r) Release(*r);
+  }
+  const int gone = next_gone_link_--;
+  for (Waiter& w : waiting_) {
+    if (w.request.link != link) continue;
+    w.request.link = gone;
+    w.dropped = true;
+  }
+  for (auto it = exclusive_held_.lower_bound({link, INT_MIN});
+       it != exclusive_held_.end() && it->first.first == link;) {
+    exclusive_held_[{gone, it->first.second}] = it->second;
+    it = exclusive_held_.erase(it);
   }
 }
 

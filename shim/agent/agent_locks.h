@@ -67,6 +67,10 @@ class AgentLocks {
   [[nodiscard]] bool Request(const AgentLockRequest& r);
   // A release of a lock Request or Progress granted.
   void Release(const AgentLockRequest& r);
+  // The origin on `link` is gone (its link ended): the locks it holds are
+  // released, and those it waits for are released as soon as they are
+  // granted (a ticket drawn in a gate must take its turn), never answered.
+  void DropLink(int link);
   // Polls the waiting requests; returns the links of those granted now,
   // each to be answered.
   std::vector<int> Progress();
@@ -93,6 +97,7 @@ class AgentLocks {
     bool first_exclusive = false;           // steps include the shards
     uint64_t since_ns = 0;                  // NowNs at the request
     uint64_t next_since_ns = 0;  // first seen next at steps[entered]; 0: not
+    bool dropped = false;        // its origin is gone: release when granted
   };
   // Enters as many steps as it can now; true when all are held.
   static bool Advance(Waiter& w);
@@ -104,6 +109,10 @@ class AgentLocks {
   // shards are held while the count is above 0. A request that enters them
   // counts as soon as it is queued, so a second one does not enter again.
   std::map<std::pair<int, int>, int> exclusive_held_;
+  // The locks each origin (link) holds, for DropLink.
+  std::map<int, std::vector<AgentLockRequest>> held_;
+  // The link number DropLink gives a gone origin's waiting requests next.
+  int next_gone_link_ = -2;
 };
 
 }  // namespace rmashim

@@ -1,6 +1,8 @@
 // The origin side of the agent (agent.h has the design): requests to
 // remote targets' agents over this process's links, and the answers.
 #include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -18,16 +20,38 @@
 namespace rmashim {
 namespace {
 
+// The link to `world_rank`'s agent fails for good: a frame may have been
+// cut, and what it still carried may never arrive, so no new stream is
+// opened in its place (one could overtake the old). Every later request
+// to that agent fails, and the ends of fence and PSCW epochs tell it that
+// updates may be lost (UpdateCount) instead of letting it wait for them.
+// The caller holds s.origin_mutex.
+void LoseLink(AgentState& s, int world_rank) {
+  int& fd = s.links[world_rank];
+  if (fd == kLinkLost) return;
+  std::fprintf(stderr,
+               "rmashim: agent: link to world rank %d's agent lost (from "
+               "world rank %d)\n",
+               world_rank, s.world_rank);
+  if (fd >= 0) close(fd);
+  fd = kLinkLost;
+  s.queued[world_rank].clear();
+}
+
 // The link to `world_rank`'s agent, opened at first use; -1 when it
-// cannot be reached. The caller holds s.origin_mutex.
+// cannot be reached (then lost: LoseLink). The caller holds
+// s.origin_mutex.
 int LinkTo(AgentState& s, int world_rank) {
   int& fd = s.links[world_rank];
+  if (fd == kLinkLost) return -1;
   if (fd < 0) {
     fd = ConnectAgent(s.endpoints[world_rank], {s.token, s.world_rank});
     if (fd < 0) {
       std::fprintf(stderr,
                    "rmashim: agent: cannot reach world rank %d's agent\n",
                    world_rank);
+      LoseLink(s, world_rank);
+      return -1;
     }
   }
   return fd;
@@ -48,9 +72,16 @@ void Enqueue(AgentState& s, int world_rank, const std::vector<std::byte>& msg) {
 int SendQueued(AgentState& s, int world_rank) {
   std::vector<std::byte>& queue = s.queued[world_rank];
   const int fd = LinkTo(s, world_rank);
-  const bool sent = fd >= 0 && WriteAll(fd, queue.data(), queue.size());
+  if (fd < 0) {
+    queue.clear();
+    return -1;
+  }
+  if (!WriteAll(fd, queue.data(), queue.size())) {
+    LoseLink(s, world_rank);
+    return -1;
+  }
   queue.clear();
-  return sent ? fd : -1;
+  return fd;
 }
 
 // Polls `fd` for AgentSpinNs before the caller blocks on it: most answers
@@ -68,41 +99,44 @@ bool AwaitReadable(int fd) {
   return false;
 }
 
-// The answer to the oldest unanswered request on `fd`, `reply_bytes` of it
-// into `reply`.
-int AwaitReply(int fd, void* reply, int reply_bytes) {
+// The answer to the oldest unanswered request to `world_rank`'s agent,
+// `reply_bytes` of it into `reply`; MPI_ERR_OTHER when the link is lost.
+// `on_wait` as for ReadFrame.
+int AwaitReply(AgentState& s, int world_rank, void* reply, int reply_bytes,
+               void (*on_wait)() = nullptr) {
+  const int fd = s.links[world_rank];
+  if (fd < 0) return MPI_ERR_OTHER;
   AwaitReadable(fd);
   std::vector<std::byte> frame;
-  if (!ReadFrame(fd, &frame) ||
+  if (!ReadFrame(fd, &frame, on_wait) ||
       frame.size() != static_cast<size_t>(reply_bytes)) {
+    LoseLink(s, world_rank);
     return MPI_ERR_OTHER;
   }
   if (reply_bytes > 0) std::memcpy(reply, frame.data(), frame.size());
   return MPI_SUCCESS;
 }
 
-// The empty answers to one request sent on each of `links` (-1: a link
-// that was lost); the first error.
-int AwaitEach(const std::vector<int>& links) {
+// The empty answers to one request sent to each agent of `world_ranks`;
+// the first error.
+int AwaitEach(AgentState& s, const std::vector<int>& world_ranks) {
   int rc = MPI_SUCCESS;
-  for (const int fd : links) {
-    const int got = fd < 0 ? MPI_ERR_OTHER : AwaitReply(fd, nullptr, 0);
+  for (const int world_rank : world_ranks) {
+    const int got = AwaitReply(s, world_rank, nullptr, 0);
     if (rc == MPI_SUCCESS) rc = got;
   }
   return rc;
 }
 
-// Waits for an answer that may take long (a lock's grant) on `fd`, letting
-// MPI progress meanwhile (ReadAll, agent_link.h): the holders this
-// lock waits for may be completing operations they handed to MPI at this
-// process, which over emulated RMA need this process to enter MPI, as a
-// node-local waiter's spin does (spin_wait.h). A blocking read, not a poll
-// with a timeout before it: that took twice as long to wake on an answer.
-int AwaitGrant(int fd) {
-  AwaitReadable(fd);
-  std::vector<std::byte> frame;
-  return ReadFrame(fd, &frame, DriveProgress) && frame.empty() ? MPI_SUCCESS
-                                                               : MPI_ERR_OTHER;
+// Waits for an answer that may take long (a lock's grant) from
+// `world_rank`'s agent, letting MPI progress meanwhile (ReadAll,
+// agent_link.h): the holders this lock waits for may be completing
+// operations they handed to MPI at this process, which over emulated RMA
+// need this process to enter MPI, as a node-local waiter's spin does
+// (spin_wait.h). A blocking read, not a poll with a timeout before it:
+// that took twice as long to wake on an answer.
+int AwaitGrant(AgentState& s, int world_rank) {
+  return AwaitReply(s, world_rank, nullptr, 0, DriveProgress);
 }
 
 // One request to the agent of `world_rank`, and its reply into `reply`
@@ -116,9 +150,9 @@ int Exchange(AgentState& s, int world_rank, const std::vector<std::byte>& msg,
   if (reply_bytes < 0 && s.queued[world_rank].size() < kQueueBytes) {
     return MPI_SUCCESS;
   }
-  const int fd = SendQueued(s, world_rank);
-  if (fd < 0) return MPI_ERR_OTHER;
-  return reply_bytes < 0 ? MPI_SUCCESS : AwaitReply(fd, reply, reply_bytes);
+  if (SendQueued(s, world_rank) < 0) return MPI_ERR_OTHER;
+  return reply_bytes < 0 ? MPI_SUCCESS
+                         : AwaitReply(s, world_rank, reply, reply_bytes);
 }
 
 std::vector<std::byte> Message(const RequestHeader& h, size_t body_bytes) {
@@ -135,7 +169,7 @@ std::vector<std::byte> Message(const RequestHeader& h, size_t body_bytes) {
 void NotePending(ManagedWindow& w, int target, bool counted) {
   StateGuard guard(w.state_mutex());
   w.NoteAgentUpdate(target);
-  if (counted) ++w.agent_fence().sent[target];
+  if (counted) ++w.agent_fence().sent[target].updates;
 }
 
 // The most one update request carries (runs and packed elements): far
@@ -274,12 +308,15 @@ int FlushPending(ManagedWindow& w, int first, int last) {
     if (first == 0 && last == w.comm_size()) w.AllAgentPendingDone();
   }
   const RequestHeader h{.kind = RequestKind::kFlush};
-  std::vector<int> links;
+  std::vector<int> agents;
   for (const int target : targets) {
     Enqueue(s, w.world_rank(target), Message(h, 0));
-    links.push_back(SendQueued(s, w.world_rank(target)));
+    if (SendQueued(s, w.world_rank(target)) >= 0) {
+      agents.push_back(w.world_rank(target));
+    }
   }
-  return AwaitEach(links);
+  const int rc = AwaitEach(s, agents);
+  return agents.size() < targets.size() ? MPI_ERR_OTHER : rc;
 }
 
 }  // namespace
@@ -303,28 +340,54 @@ int SendPending(AgentState& s, ManagedWindow& w,
   return rc;
 }
 
+// What this process tells `target`'s agent at the end of an epoch: the
+// updates it sent, and whether its link there was lost (LoseLink). The
+// caller holds s.origin_mutex and w's state mutex.
+UpdateCount& UpdateCountFor(AgentState& s, ManagedWindow& w, int target) {
+  UpdateCount& count = w.agent_fence().sent[target];
+  count.lost_links = s.links[w.world_rank(target)] == kLinkLost ? 1 : 0;
+  return count;
+}
+
+// Whether this process's agent lost the link from an origin of `w`'s
+// (agent.cc: EndLink); a scan of the window's ranks only once one was.
+bool LostLinkFromRankOf(AgentState& s, const ManagedWindow& w) {
+  if (s.inbound_losses.load() == 0) return false;
+  for (int rank = 0; rank < w.comm_size(); ++rank) {
+    if (s.inbound_lost[w.world_rank(rank)].load()) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
-void AddAgentArrivals(ManagedWindow& w, uint64_t arriving) {
+int AddAgentArrivals(ManagedWindow& w, const UpdateCount& arriving) {
+  if (arriving.lost_links > 0) return MPI_ERR_OTHER;
   AgentFenceCounts& counts = w.agent_fence();
-  counts.expected.store(counts.expected.load() + arriving);
+  counts.expected.store(counts.expected.load() + arriving.updates);
+  return MPI_SUCCESS;
 }
 
 // Asleep, not spinning: the thread that must run is this process's own
 // agent, which a spinning waiter would keep from a core (agent.cc wakes the
-// waiter when the count reaches `expected`).
-void AwaitAgentArrivals(ManagedWindow& w) {
+// waiter when the count reaches `expected`, or when a link is lost).
+int AwaitAgentArrivals(ManagedWindow& w) {
+  AgentState& s = TheAgent();
   AgentFenceCounts& counts = w.agent_fence();
   const uint64_t expected = counts.expected.load();
-  for (uint64_t seen = counts.applied.load(); seen < expected;
-       seen = counts.applied.load()) {
-    counts.applied.wait(seen);
+  for (;;) {
+    const uint32_t wakes = s.arrivals_wake.load();
+    if (counts.applied.load() >= expected) return MPI_SUCCESS;
+    if (LostLinkFromRankOf(s, w)) return MPI_ERR_OTHER;
+    s.arrivals_wake.wait(wakes);
   }
 }
 
-bool AgentArrivalsApplied(ManagedWindow& w) {
+int TestAgentArrivals(ManagedWindow& w, bool* applied) {
   const AgentFenceCounts& counts = w.agent_fence();
-  return counts.applied.load() >= counts.expected.load();
+  *applied = counts.applied.load() >= counts.expected.load();
+  return *applied || !LostLinkFromRankOf(TheAgent(), w) ? MPI_SUCCESS
+                                                        : MPI_ERR_OTHER;
 }
 
 int AgentCompletePscw(ManagedWindow& w) {
@@ -336,10 +399,10 @@ int AgentCompletePscw(ManagedWindow& w) {
     // Updates to node-local targets are direct (ApplyByReach,
     // accumulate.cc): nothing to count, and their waits expect nothing.
     if (w.target(target).node_local()) continue;
-    uint64_t& sent = w.agent_fence().sent[target];
+    UpdateCount& count = UpdateCountFor(s, w, target);
     const int sent_rc =
-        w.pscw().mpi_posts.SendCount(w.world_rank(target), sent);
-    sent = 0;
+        w.pscw().mpi_posts.SendCount(w.world_rank(target), count);
+    count = {};
     if (rc == MPI_SUCCESS) rc = sent_rc;
   }
   return rc;
@@ -361,6 +424,7 @@ int AgentCompleteFence(ManagedWindow& w) {
     std::iota(all.begin(), all.end(), 0);
     rc = SendPending(s, w, all);
     w.AllAgentPendingDone();
+    for (const int target : all) (void)UpdateCountFor(s, w, target);
   }
   if (counts.comm == MPI_COMM_NULL) {
     // Any tag: one thread calls MPI on agent_active_target windows.
@@ -370,14 +434,14 @@ int AgentCompleteFence(ManagedWindow& w) {
       return e;
     }
   }
-  uint64_t arriving = 0;
-  const int e = PMPI_Reduce_scatter_block(counts.sent.data(), &arriving, 1,
+  UpdateCount arriving;
+  const int e = PMPI_Reduce_scatter_block(counts.sent.data(), &arriving, 2,
                                           MPI_UINT64_T, MPI_SUM, counts.comm);
-  std::fill(counts.sent.begin(), counts.sent.end(), 0);  // reported, or lost
+  std::fill(counts.sent.begin(), counts.sent.end(), UpdateCount{});
   if (e != MPI_SUCCESS) return e;
-  AddAgentArrivals(w, arriving);
-  AwaitAgentArrivals(w);
-  return rc;
+  const int lost = AddAgentArrivals(w, arriving);
+  const int late = lost == MPI_SUCCESS ? AwaitAgentArrivals(w) : lost;
+  return rc != MPI_SUCCESS ? rc : late;
 }
 
 int AgentFlush(ManagedWindow& w, int target) {
@@ -413,8 +477,7 @@ int AgentLock(ManagedWindow& w, int target, AgentLockKind lock) {
   std::lock_guard<std::mutex> guard(s.origin_mutex);
   const int agent = w.world_rank(AgentLockServer(w, target, lock));
   Enqueue(s, agent, LockMessage(w, RequestKind::kLock, target, lock));
-  const int fd = SendQueued(s, agent);
-  return fd < 0 ? MPI_ERR_OTHER : AwaitGrant(fd);
+  return SendQueued(s, agent) < 0 ? MPI_ERR_OTHER : AwaitGrant(s, agent);
 }
 
 // Updates queued for the target go out ahead of the release when the
@@ -463,13 +526,33 @@ int AgentLockAll(ManagedWindow& w, const std::function<void()>& lock_own_node) {
 int AgentUnlockAll(ManagedWindow& w) {
   AgentState& s = TheAgent();
   std::lock_guard<std::mutex> guard(s.origin_mutex);
-  std::vector<int> links;
+  std::vector<int> agents;
+  bool all_sent = true;
   for (const int agent : w.remote_lock_agents()) {
     Enqueue(s, w.world_rank(agent),
             LockMessage(w, RequestKind::kUnlock, agent, AgentLockKind::kAll));
-    links.push_back(SendQueued(s, w.world_rank(agent)));
+    if (SendQueued(s, w.world_rank(agent)) >= 0) {
+      agents.push_back(w.world_rank(agent));
+    } else {
+      all_sent = false;
+    }
   }
-  return AwaitEach(links);
+  const int rc = AwaitEach(s, agents);
+  return all_sent ? rc : MPI_ERR_OTHER;
+}
+
+int AgentFailLink(int world_rank, bool agent_end) {
+  if (agent_end) return FailLinkFrom(world_rank);
+  AgentState& s = TheAgent();
+  if (!s.running || world_rank < 0 ||
+      static_cast<size_t>(world_rank) >= s.links.size()) {
+    return MPI_ERR_OTHER;
+  }
+  std::lock_guard<std::mutex> guard(s.origin_mutex);
+  const int fd = LinkTo(s, world_rank);
+  if (fd < 0) return MPI_ERR_OTHER;
+  shutdown(fd, SHUT_RDWR);
+  return MPI_SUCCESS;
 }
 
 }  // namespace rmashim

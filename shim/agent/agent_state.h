@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -27,6 +28,7 @@ enum class RequestKind : uint32_t {
   kFlush,        // answered once everything before it is applied
   kLock,         // answered once granted (agent_locks.h)
   kUnlock,       // answered once released
+  kGoodbye,      // the origin closes the link (StopAgent): not a lost one
 };
 
 // The fixed part of every request; runs (ElementRun) and data follow.
@@ -48,6 +50,11 @@ struct RequestHeader {
 static_assert(sizeof(MPI_Datatype) == sizeof(int32_t) &&
               sizeof(MPI_Op) == sizeof(int32_t));
 
+// AgentState::links: a link that failed.
+inline constexpr int kLinkLost = -2;
+// AgentState::fail_link_from when no request is pending, and its answers.
+inline constexpr int kFailLinkIdle = -1, kFailLinkDone = -2, kFailLinkNone = -3;
+
 struct AgentState {
   std::thread thread;
   std::atomic<bool> running{false};
@@ -64,10 +71,26 @@ struct AgentState {
   uint64_t token = 0;
   int world_rank = 0;
 
-  // Parking (AgentParked): a request count, and whether the thread sits
-  // parked at the top of its loop.
   // The locks it holds and waits for for remote origins (thread only).
   AgentLocks locks;
+
+  // Links from origins (by world rank) that closed without a goodbye, and
+  // how many: the updates they carried may be lost, so epoch ends on
+  // windows with those origins report MPI_ERR_OTHER (AwaitAgentArrivals).
+  // Written by the thread; sized at StartAgent.
+  std::unique_ptr<std::atomic<bool>[]> inbound_lost;
+  std::atomic<int> inbound_losses{0};
+  // Bumped, waking waiters, when a window's applied count reaches what its
+  // epoch end expects (AgentFenceCounts) and when a link is lost: epoch
+  // ends sleep on it (every window's: a wake for another window only makes
+  // a waiter look again).
+  std::atomic<uint32_t> arrivals_wake{0};
+  // A test's request to end the link from one origin (AgentFailLink): its
+  // world rank, then kFailLinkDone or kFailLinkNone once served.
+  std::atomic<int> fail_link_from{kFailLinkIdle};
+
+  // Parking (AgentParked): a request count, and whether the thread sits
+  // parked at the top of its loop.
 
   std::mutex park_mutex;
   std::condition_variable park_cv;
@@ -76,7 +99,9 @@ struct AgentState {
 
   // Origin side: one exchange with an agent at a time, so replies match
   // their requests when several application threads call MPI; the
-  // connection to each process's agent, opened at first use (-1: none).
+  // connection to each process's agent, opened at first use (-1: none;
+  // kLinkLost: it failed, and is never opened again: a new stream could
+  // overtake what the lost one still carried).
   std::mutex origin_mutex;
   std::vector<int> links;
   // Updates that wait for no reply, by world rank, queued as frames until
@@ -91,6 +116,10 @@ inline constexpr size_t kQueueBytes = size_t{64} * 1024;
 // The process's one agent state (never destroyed: it outlives static
 // destructors).
 AgentState& TheAgent();
+
+// AgentFailLink's agent end (agent.cc): the agent's thread ends its link
+// from `world_rank` as lost; MPI_ERR_OTHER when there was none.
+int FailLinkFrom(int world_rank);
 
 }  // namespace rmashim
 

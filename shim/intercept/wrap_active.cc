@@ -187,11 +187,13 @@ Verdict MpiComplete(ManagedWindow& w) {
 
 // An agent window's wait or test (`flag` null: wait): the origins' counts
 // of updates sent to this process's agent, then the agent's having applied
-// them. For a test, *flag says whether both are there.
-Verdict AwaitAgentUpdates(ManagedWindow& w, int* flag) {
+// them. For a test, *flag says whether both are there. A lost link
+// (agent.h: AddAgentArrivals, AwaitAgentArrivals) ends the wait at once
+// with its error in *lost, so that MPI's wait still ends the epoch.
+Verdict AwaitAgentUpdates(ManagedWindow& w, int* flag, int* lost) {
   PscwState& p = w.pscw();
   if (!p.counts_received) {
-    uint64_t arriving = 0;
+    UpdateCount arriving;
     bool all = true;
     const int rc = flag == nullptr ? p.mpi_posts.ReceiveCounts(
                                          p.exposure_origins, &arriving)
@@ -203,13 +205,19 @@ Verdict AwaitAgentUpdates(ManagedWindow& w, int* flag) {
       DriveProgress();
       return Verdict::Served();
     }
-    AddAgentArrivals(w, arriving);
+    *lost = AddAgentArrivals(w, arriving);
     p.counts_received = true;
+    p.counts_lost = *lost != MPI_SUCCESS;
   }
-  if (flag == nullptr) {
-    AwaitAgentArrivals(w);
+  if (p.counts_lost) {
+    *lost = MPI_ERR_OTHER;
+    if (flag != nullptr) *flag = 1;
+  } else if (flag == nullptr) {
+    *lost = AwaitAgentArrivals(w);
   } else {
-    *flag = AgentArrivalsApplied(w) ? 1 : 0;
+    bool applied = false;
+    *lost = TestAgentArrivals(w, &applied);
+    *flag = applied || *lost != MPI_SUCCESS ? 1 : 0;
   }
   return Verdict::Served();
 }
@@ -217,8 +225,9 @@ Verdict AwaitAgentUpdates(ManagedWindow& w, int* flag) {
 // MPI's wait or test (`flag` null for wait), then the exposure epoch's end
 // in the shim's post matching.
 Verdict MpiWaitOrTest(ManagedWindow& w, int* flag) {
+  int lost = MPI_SUCCESS;
   if (w.agent_active_target() && w.pscw().exposed) {
-    if (const Verdict v = AwaitAgentUpdates(w, flag); !v.ok()) return v;
+    if (const Verdict v = AwaitAgentUpdates(w, flag, &lost); !v.ok()) return v;
     if (flag != nullptr && !*flag) return Verdict::Served();
   }
   const int rc = flag == nullptr ? PMPI_Win_wait(w.app_win())
@@ -228,7 +237,8 @@ Verdict MpiWaitOrTest(ManagedWindow& w, int* flag) {
   }
   w.pscw().exposed = false;
   w.pscw().counts_received = false;
-  return Verdict::Error(w.pscw().mpi_posts.FinishPosts());
+  const int posts_rc = w.pscw().mpi_posts.FinishPosts();
+  return Verdict::Error(lost != MPI_SUCCESS ? lost : posts_rc);
 }
 
 // The checks of MPI_Win_fence, then the fence of the window's kind.

@@ -134,8 +134,8 @@ int PostMatching::FinishPosts() {
   return rc;
 }
 
-int PostMatching::SendCount(int target, uint64_t count) {
-  uint64_t& buffer = counts_out_.emplace_back(count);
+int PostMatching::SendCount(int target, const UpdateCount& count) {
+  UpdateCount& buffer = counts_out_.emplace_back(count);
   MPI_Request request = MPI_REQUEST_NULL;
   const int rc = PMPI_Isend(&buffer, sizeof buffer, MPI_BYTE, target, tag_ + 1,
                             g_post_comm, &request);
@@ -151,26 +151,29 @@ int PostMatching::FinishCounts() {
 }
 
 int PostMatching::ReceiveCountFrom(int origin) {
-  uint64_t count = 0;
+  UpdateCount count;
   const int rc = PMPI_Recv(&count, sizeof count, MPI_BYTE, origin, tag_ + 1,
                            g_post_comm, MPI_STATUS_IGNORE);
-  if (rc == MPI_SUCCESS) received_ += count;
+  if (rc == MPI_SUCCESS) {
+    received_.updates += count.updates;
+    received_.lost_links += count.lost_links;
+  }
   return rc;
 }
 
 int PostMatching::ReceiveCounts(const std::vector<int>& origins,
-                                uint64_t* total) {
+                                UpdateCount* total) {
   for (; counts_in_ < origins.size(); ++counts_in_) {
     if (const int rc = ReceiveCountFrom(origins[counts_in_])) return rc;
   }
   *total = received_;
   counts_in_ = 0;
-  received_ = 0;
+  received_ = {};
   return MPI_SUCCESS;
 }
 
 int PostMatching::ReceiveSomeCounts(const std::vector<int>& origins, bool* all,
-                                    uint64_t* total) {
+                                    UpdateCount* total) {
   *all = false;
   for (; counts_in_ < origins.size(); ++counts_in_) {
     int arrived = 0;

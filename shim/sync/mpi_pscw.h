@@ -68,6 +68,17 @@ long ProposePostTag();
 // else the largest, then taken here (proposals start above it).
 long TakePostTag(const long* proposals, int count);
 
+// What an origin tells a target at the end of a fence or PSCW epoch on an
+// agent window (agent.h): the updates it sent the target's agent, and
+// whether its link to that agent was lost (then some may never arrive,
+// and the target reports MPI_ERR_OTHER instead of waiting for them).
+// Summed over origins as two MPI_UINT64_T.
+struct UpdateCount {
+  uint64_t updates = 0;
+  uint64_t lost_links = 0;
+};
+static_assert(sizeof(UpdateCount) == 2 * sizeof(uint64_t));
+
 // One window's post matching. Ranks are MPI_COMM_WORLD's.
 class PostMatching {
  public:
@@ -100,11 +111,11 @@ class PostMatching {
   // counts of every process in `origins` (one each), waiting for them;
   // ReceiveSomeCounts, for MPI_Win_test, takes those that have arrived and
   // says whether all have (`*total` is then their sum).
-  int SendCount(int target, uint64_t count);
+  int SendCount(int target, const UpdateCount& count);
   int FinishCounts();
-  int ReceiveCounts(const std::vector<int>& origins, uint64_t* total);
+  int ReceiveCounts(const std::vector<int>& origins, UpdateCount* total);
   int ReceiveSomeCounts(const std::vector<int>& origins, bool* all,
-                        uint64_t* total);
+                        UpdateCount* total);
 
  private:
   // Receives `origin`'s next count into received_.
@@ -113,9 +124,9 @@ class PostMatching {
   int tag_ = -1;  // posts; counts on tag_ + 1
   std::vector<MPI_Request> sends_;
   std::vector<MPI_Request> count_sends_;
-  std::deque<uint64_t> counts_out_;  // their buffers (stable addresses)
-  size_t counts_in_ = 0;   // of the current wait's origins, received so far
-  uint64_t received_ = 0;  // ... and their sum
+  std::deque<UpdateCount> counts_out_;  // their buffers (stable addresses)
+  size_t counts_in_ = 0;  // of the current wait's origins, received so far
+  UpdateCount received_;  // ... and their sum
 };
 
 }  // namespace rmashim

@@ -140,6 +140,7 @@ struct PscwState {
   // received.
   std::vector<int> exposure_origins;
   bool counts_received = false;
+  bool counts_lost = false;  // ... and one of them said a link was lost
 };
 
 // Fence epochs on a window whose remote targets' agents apply its updates
@@ -147,13 +148,15 @@ struct PscwState {
 // answer, counted where they are sent and where they are applied.
 struct AgentFenceCounts {
   // Origin: per target, updates sent to its agent since this process's
-  // last fence.
-  std::vector<uint64_t> sent;
+  // last fence or PSCW complete (with whether the link there was lost,
+  // filled in when they are reported).
+  std::vector<UpdateCount> sent;
   // Target: updates to this window this process's agent has applied
   // (written by the agent's thread), and how many the fences so far said
-  // had been sent here (the agent wakes a fence waiting in between once
-  // `applied` reaches it; both sequentially consistent, so either the
-  // waiter sees the last update or the agent sees what it waits for).
+  // had been sent here (the agent wakes an epoch end waiting in between
+  // once `applied` reaches it, agent_state.h's arrivals_wake; all
+  // sequentially consistent, so either the waiter sees the last update or
+  // the agent sees what it waits for).
   std::atomic<uint64_t> applied{0};
   std::atomic<uint64_t> expected{0};
   // The window's ranks as a communicator, made at the first fence that

@@ -390,7 +390,7 @@ void ManagedWindow::JoinAgent(MPI_Comm comm) {
   }
   agent_ids_ = std::move(ids);
   agent_pending_.assign(comm_size_, 0);
-  agent_fence_.sent.assign(comm_size_, 0);
+  agent_fence_.sent.assign(comm_size_, {});
   // Locks through the agents (agent_locks.h) need one thread calling MPI
   // on every rank: an origin waits for a grant on the link its other
   // requests use.
