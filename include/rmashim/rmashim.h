@@ -44,8 +44,9 @@ int rmashim_agent_lock_stats(long long *granted);
  * `world_rank`'s agent is shut down both ways (opened first where it was
  * not), so the next request on it fails; 1: this process's agent ends its
  * link from that process without the goodbye an orderly end sends. Epoch
- * ends and lock holders then see a lost link (docs/how-it-works.md "Lost
- * links"). MPI_ERR_OTHER where there was no such link or no agent. */
+ * ends and lock holders then see a lost link
+ * (docs/how-it-works.md "Lost links"). MPI_ERR_OTHER where there was no
+ * such link or no agent. */
 int rmashim_agent_fail_link(int world_rank, int agent_end);
 
 /* This rank's place in the machine as seen at MPI_Init: the node (world rank
