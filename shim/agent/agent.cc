@@ -71,6 +71,16 @@ void Apply(AgentState& s, const RequestHeader& h, const std::byte* body,
   std::vector<std::byte> result;
   {
     std::lock_guard<std::mutex> guard(served_windows().mutex());
+    if (served_windows().Find(h.window) == nullptr &&
+        h.kind == RequestKind::kUpdate && !h.fetching) {
+      // Only after a lost link: the epoch it was sent in ended without it
+      // (AwaitAgentArrivals) and its window is gone. Its origin waits for
+      // nothing, and no later window has its id (served_windows.h).
+      std::fprintf(stderr,
+                   "rmashim: agent: an update for a freed window dropped "
+                   "(its epoch ended after a lost link)\n");
+      return;
+    }
     ManagedWindow& w = WindowOf(h);
     const Target& t = w.target(w.rank());
     const MPI_Aint base = h.disp * t.disp_unit;
@@ -117,7 +127,7 @@ void Apply(AgentState& s, const RequestHeader& h, const std::byte* body,
       // for this count is woken (epoch_state.h: AgentFenceCounts).
       if (h.counted) {
         AgentFenceCounts& counts = w.agent_fence();
-        if (counts.applied.fetch_add(1) + 1 >= counts.expected.load()) {
+        if (counts.applied.fetch_add(1) + 1 == counts.expected.load()) {
           WakeArrivalWaiters(s);
         }
       }
@@ -159,8 +169,7 @@ int Accept(AgentState& s, int epoll, int* world_rank) {
     return -1;
   }
   *world_rank = hello.origin;
-  const int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  SetLinkOptions(fd);
   epoll_event e{};
   e.events = EPOLLIN;
   e.data.fd = fd;
@@ -353,19 +362,23 @@ void Serve(AgentState& s) {
       if (fd == s.wake_fd) {
         uint64_t count;
         [[maybe_unused]] ssize_t r = read(s.wake_fd, &count, sizeof count);
-        FailLinkIfAsked(s, epoll, origins);
       } else if (fd == s.listener.fd) {
         int world_rank = -1;
         if (const int link = Accept(s, epoll, &world_rank); link >= 0) {
           origins[link].world_rank = world_rank;
         }
-      } else if (const LinkEnd end =
-                     ServeReceived(s, fd, origins.at(fd).reader, frame);
-                 end != LinkEnd::kOpen) {
-        EndLink(s, epoll, fd, origins.at(fd), end);
-        origins.erase(fd);
+      } else if (const auto origin = origins.find(fd);
+                 origin != origins.end()) {
+        if (const LinkEnd end =
+                ServeReceived(s, fd, origin->second.reader, frame);
+            end != LinkEnd::kOpen) {
+          EndLink(s, epoll, fd, origin->second, end);
+          origins.erase(origin);
+        }
       }
     }
+    // After the events: a link it ends may have been among them.
+    FailLinkIfAsked(s, epoll, origins);
     if (s.locks.waiting()) GrantWaitingLocks(s);
     // The next request of a burst comes soon: look for it a while before
     // sleeping (AgentSpinNs), without taking the park or stop path.
@@ -440,6 +453,7 @@ void StartAgent() {
   s.queued.assign(size, {});
   s.inbound_lost = std::make_unique<std::atomic<bool>[]>(size);
   s.inbound_losses.store(0);
+  s.locks = AgentLocks();
   {
     std::lock_guard<std::mutex> lock(s.park_mutex);
     s.stopping = false;

@@ -21,11 +21,6 @@ namespace {
 constexpr int kConnectTimeoutMs = 5000;
 constexpr uint32_t kMaxFrame = 1u << 30;
 
-void NoDelay(int fd) {
-  const int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
-
 // Connects `fd` to `address:port` within the timeout.
 bool ConnectWithin(int fd, uint32_t address, uint16_t port) {
   sockaddr_in to{};
@@ -83,6 +78,20 @@ bool AgentListener::Open() {
   return true;
 }
 
+void SetLinkOptions(int fd) {
+  const int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  constexpr int kIdleS = 60, kProbeIntervalS = 10, kProbes = 6;
+  constexpr unsigned kUnacknowledgedMs = 120'000;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &kIdleS, sizeof kIdleS);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &kProbeIntervalS,
+             sizeof kProbeIntervalS);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &kProbes, sizeof kProbes);
+  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &kUnacknowledgedMs,
+             sizeof kUnacknowledgedMs);
+}
+
 AgentListener::~AgentListener() {
   if (fd >= 0) close(fd);
 }
@@ -95,7 +104,7 @@ int ConnectAgent(const AgentEndpoint& peer, const AgentHello& hello) {
     if (ConnectWithin(fd, peer.addresses[i], peer.port) &&
         WriteAll(fd, &hello, sizeof hello) && ReadAll(fd, &accepted, 1) &&
         accepted == 1) {
-      NoDelay(fd);
+      SetLinkOptions(fd);
       // A blocked read wakes every kReadWakeUs to let the caller's on_wait
       // run (ReadAll): the origin lets MPI progress while a grant waits.
       const timeval wake{0, kReadWakeUs};

@@ -40,6 +40,14 @@ struct AgentListener {
   ~AgentListener();
 };
 
+// Options of every link, at both ends: no Nagle delay (each frame is a
+// request or an answer someone waits for); and a peer that goes silent
+// (a host that crashed, a network cut: no reset comes) ends the link as
+// failed after two minutes, through keep-alive probes while it is idle
+// and a limit on unacknowledged data while it is not, so a wait for it
+// ends (a lost link, agent.h) instead of lasting for good.
+void SetLinkOptions(int fd);
+
 // Connects to the agent at `peer` and says hello; the connected socket or
 // -1 (every address refused, or the agent there is not this job's).
 int ConnectAgent(const AgentEndpoint& peer, const AgentHello& hello);

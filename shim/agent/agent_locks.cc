@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "shim/base/spin_wait.h"
+#include "shim/windows/served_windows.h"
 #include "shim/windows/window.h"
 
 namespace rmashim {
@@ -68,10 +69,8 @@ std::vector<int> AgentLocks::Progress() {
   poll_cap_ns_ = kMaxPollNs;
   const uint64_t now = NowNs();
   for (auto it = waiting_.begin(); it != waiting_.end();) {
-    if (Advance(*it)) {
-      if (it->dropped) {
-        Release(it->request);
-      } else {
+    if (it->dropped ? AdvanceDropped(*it) : Advance(*it)) {
+      if (!it->dropped) {
         held_[it->request.link].push_back(it->request);
         granted.push_back(it->request.link);
       }
@@ -128,6 +127,25 @@ void AgentLocks::Release(const AgentLockRequest& r) {
   }
 }
 
+// A gone origin's window may be freed before its requests are dropped or
+// take their turn (its process lives on and frees it with the others):
+// they touch its gates only while the window is registered, under the
+// registry's mutex; once it is not, its gates are gone with it.
+bool AgentLocks::WindowAlive(const AgentLockRequest& r) {
+  return served_windows().Find(r.window_id) == r.window;
+}
+
+bool AgentLocks::AdvanceDropped(Waiter& w) {
+  std::lock_guard<std::mutex> guard(served_windows().mutex());
+  if (!WindowAlive(w.request)) {
+    exclusive_held_.erase({w.request.link, w.request.window_id});
+    return true;
+  }
+  if (!Advance(w)) return false;
+  Release(w.request);
+  return true;
+}
+
 // The link's descriptor may be given to a new origin's link at once, so
 // what stays of the old one (its waiting requests, and the exclusive
 // counts they hold) moves to a number no descriptor has.
@@ -135,7 +153,14 @@ void AgentLocks::DropLink(int link) {
   if (const auto held = held_.find(link); held != held_.end()) {
     const std::vector<AgentLockRequest> locks = std::move(held->second);
     held_.erase(held);
-    for (auto r = locks.rbegin(); r != locks.rend(); ++r) Release(*r);
+    std::lock_guard<std::mutex> guard(served_windows().mutex());
+    for (auto r = locks.rbegin(); r != locks.rend(); ++r) {
+      if (WindowAlive(*r)) {
+        Release(*r);
+      } else {
+        exclusive_held_.erase({link, r->window_id});
+      }
+    }
   }
   const int gone = next_gone_link_--;
   for (Waiter& w : waiting_) {

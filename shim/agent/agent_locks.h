@@ -101,6 +101,12 @@ class AgentLocks {
   };
   // Enters as many steps as it can now; true when all are held.
   static bool Advance(Waiter& w);
+  // The same for a dropped request, released once all are held; true when
+  // it is gone (released, or its window freed).
+  bool AdvanceDropped(Waiter& w);
+  // Whether `r`'s window is still registered. The caller holds the
+  // registry's mutex (served_windows.h).
+  static bool WindowAlive(const AgentLockRequest& r);
   void Granted(const Waiter& w);
 
   std::deque<Waiter> waiting_;

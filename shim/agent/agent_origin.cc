@@ -146,6 +146,7 @@ int AwaitGrant(AgentState& s, int world_rank) {
 // never a silent loss.
 int Exchange(AgentState& s, int world_rank, const std::vector<std::byte>& msg,
              void* reply, int reply_bytes) {
+  if (s.links[world_rank] == kLinkLost) return MPI_ERR_OTHER;
   Enqueue(s, world_rank, msg);
   if (reply_bytes < 0 && s.queued[world_rank].size() < kQueueBytes) {
     return MPI_SUCCESS;
@@ -362,11 +363,23 @@ bool LostLinkFromRankOf(AgentState& s, const ManagedWindow& w) {
 }  // namespace
 
 int AddAgentArrivals(ManagedWindow& w, const UpdateCount& arriving) {
-  if (arriving.lost_links > 0) return MPI_ERR_OTHER;
   AgentFenceCounts& counts = w.agent_fence();
+  if (arriving.lost_links > 0) counts.lost = true;
+  if (counts.lost) return MPI_ERR_OTHER;
   counts.expected.store(counts.expected.load() + arriving.updates);
   return MPI_SUCCESS;
 }
+
+namespace {
+
+// Whether `w`'s epoch ends report a lost link, now or from before.
+bool ArrivalsLost(AgentState& s, ManagedWindow& w) {
+  AgentFenceCounts& counts = w.agent_fence();
+  if (!counts.lost && LostLinkFromRankOf(s, w)) counts.lost = true;
+  return counts.lost;
+}
+
+}  // namespace
 
 // Asleep, not spinning: the thread that must run is this process's own
 // agent, which a spinning waiter would keep from a core (agent.cc wakes the
@@ -377,17 +390,18 @@ int AwaitAgentArrivals(ManagedWindow& w) {
   const uint64_t expected = counts.expected.load();
   for (;;) {
     const uint32_t wakes = s.arrivals_wake.load();
+    if (ArrivalsLost(s, w)) return MPI_ERR_OTHER;
     if (counts.applied.load() >= expected) return MPI_SUCCESS;
-    if (LostLinkFromRankOf(s, w)) return MPI_ERR_OTHER;
     s.arrivals_wake.wait(wakes);
   }
 }
 
 int TestAgentArrivals(ManagedWindow& w, bool* applied) {
   const AgentFenceCounts& counts = w.agent_fence();
+  *applied = true;  // nothing more to wait for once lost
+  if (ArrivalsLost(TheAgent(), w)) return MPI_ERR_OTHER;
   *applied = counts.applied.load() >= counts.expected.load();
-  return *applied || !LostLinkFromRankOf(TheAgent(), w) ? MPI_SUCCESS
-                                                        : MPI_ERR_OTHER;
+  return MPI_SUCCESS;
 }
 
 int AgentCompletePscw(ManagedWindow& w) {
@@ -400,6 +414,7 @@ int AgentCompletePscw(ManagedWindow& w) {
     // accumulate.cc): nothing to count, and their waits expect nothing.
     if (w.target(target).node_local()) continue;
     UpdateCount& count = UpdateCountFor(s, w, target);
+    if (count.lost_links > 0 && rc == MPI_SUCCESS) rc = MPI_ERR_OTHER;
     const int sent_rc =
         w.pscw().mpi_posts.SendCount(w.world_rank(target), count);
     count = {};
@@ -424,7 +439,9 @@ int AgentCompleteFence(ManagedWindow& w) {
     std::iota(all.begin(), all.end(), 0);
     rc = SendPending(s, w, all);
     w.AllAgentPendingDone();
-    for (const int target : all) (void)UpdateCountFor(s, w, target);
+    for (const int target : all) {
+      if (UpdateCountFor(s, w, target).lost_links > 0) rc = MPI_ERR_OTHER;
+    }
   }
   if (counts.comm == MPI_COMM_NULL) {
     // Any tag: one thread calls MPI on agent_active_target windows.
@@ -485,9 +502,10 @@ int AgentLock(ManagedWindow& w, int target, AgentLockKind lock) {
 // stream. Otherwise they are flushed first.
 int AgentUnlock(ManagedWindow& w, int target, AgentLockKind lock) {
   const int server = AgentLockServer(w, target, lock);
-  if (server != target) {
-    if (const int rc = AgentFlush(w, target)) return rc;
-  }
+  // The release goes out even when the flush failed (a lost link to the
+  // target): the server's link may be fine, and the lock must not stay
+  // held for good.
+  const int flushed = server != target ? AgentFlush(w, target) : MPI_SUCCESS;
   AgentState& s = TheAgent();
   std::lock_guard<std::mutex> guard(s.origin_mutex);
   if (server == target) {
@@ -495,8 +513,9 @@ int AgentUnlock(ManagedWindow& w, int target, AgentLockKind lock) {
     w.AgentPendingDone(target);
   }
   const int agent = w.world_rank(server);
-  return Exchange(s, agent, LockMessage(w, RequestKind::kUnlock, target, lock),
-                  nullptr, 0);
+  const int released = Exchange(
+      s, agent, LockMessage(w, RequestKind::kUnlock, target, lock), nullptr, 0);
+  return flushed != MPI_SUCCESS ? flushed : released;
 }
 
 // Node by node in the order of their first window ranks, this node's

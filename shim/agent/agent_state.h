@@ -80,10 +80,11 @@ struct AgentState {
   // Written by the thread; sized at StartAgent.
   std::unique_ptr<std::atomic<bool>[]> inbound_lost;
   std::atomic<int> inbound_losses{0};
-  // Bumped, waking waiters, when a window's applied count reaches what its
-  // epoch end expects (AgentFenceCounts) and when a link is lost: epoch
-  // ends sleep on it (every window's: a wake for another window only makes
-  // a waiter look again).
+  // Bumped, waking waiters, when a window's applied count becomes what its
+  // epoch end expects (AgentFenceCounts: counts rise by one, and a waiter
+  // raises `expected` only above `applied`, so "becomes" is enough) and
+  // when a link is lost: epoch ends sleep on it (every window's: a wake for
+  // another window only makes a waiter look again).
   std::atomic<uint32_t> arrivals_wake{0};
   // A test's request to end the link from one origin (AgentFailLink): its
   // world rank, then kFailLinkDone or kFailLinkNone once served.

@@ -205,19 +205,16 @@ Verdict AwaitAgentUpdates(ManagedWindow& w, int* flag, int* lost) {
       DriveProgress();
       return Verdict::Served();
     }
-    *lost = AddAgentArrivals(w, arriving);
+    // A loss it reports is reported again below (sticky).
+    (void)AddAgentArrivals(w, arriving);
     p.counts_received = true;
-    p.counts_lost = *lost != MPI_SUCCESS;
   }
-  if (p.counts_lost) {
-    *lost = MPI_ERR_OTHER;
-    if (flag != nullptr) *flag = 1;
-  } else if (flag == nullptr) {
+  if (flag == nullptr) {
     *lost = AwaitAgentArrivals(w);
   } else {
     bool applied = false;
     *lost = TestAgentArrivals(w, &applied);
-    *flag = applied || *lost != MPI_SUCCESS ? 1 : 0;
+    *flag = applied ? 1 : 0;
   }
   return Verdict::Served();
 }

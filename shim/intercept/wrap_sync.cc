@@ -156,16 +156,18 @@ Verdict Unlock(ManagedWindow& w, int rank) {
   // with the release.
   const bool released_by_agent =
       w.locks_via_agent() && !state.nocheck && !w.target(rank).node_local();
-  if (!released_by_agent) {
-    if (const int rc = AgentFlush(w, rank)) return Verdict::Error(rc);
-  }
+  // A failed flush (a lost agent link) is reported, but the lock is still
+  // released.
+  const int flushed = released_by_agent ? MPI_SUCCESS : AgentFlush(w, rank);
   StateGuard guard(w.state_mutex());
-  Verdict result = Verdict::Served();
+  Verdict result = Verdict::Error(flushed);
   if (!w.lock_gates()) {
-    result = Verdict::Raised(PMPI_Win_unlock(rank, w.app_win()));
+    KeepFirstFailure(result,
+                     Verdict::Raised(PMPI_Win_unlock(rank, w.app_win())));
   } else {
     if (state.passed_to_mpi()) {
-      result = Verdict::Raised(PMPI_Win_flush(rank, w.app_win()));
+      KeepFirstFailure(result,
+                       Verdict::Raised(PMPI_Win_flush(rank, w.app_win())));
     }
     if (state.nocheck) {
     } else if (!w.target(rank).node_local()) {  // after its operations
@@ -254,16 +256,19 @@ Verdict UnlockAll(ManagedWindow& w) {
   } else {
     FenceAll();
   }
-  if (const int rc = AgentFlushAll(w)) return Verdict::Error(rc);
+  // A failed flush (a lost agent link) is reported, but the epoch still
+  // ends and every lock share is released.
+  const int flushed = AgentFlushAll(w);
   StateGuard guard(w.state_mutex());
-  Verdict result = Verdict::Served();
+  Verdict result = Verdict::Error(flushed);
   if (!w.lock_gates()) {
-    result = Verdict::Raised(
-        LocksAllTargetsInOrder(w.comm_size(), w.lock_all_nocheck())
-            ? UnlockEveryTarget(w.app_win(), w.comm_size())
-            : PMPI_Win_unlock_all(w.app_win()));
+    KeepFirstFailure(
+        result, Verdict::Raised(
+                    LocksAllTargetsInOrder(w.comm_size(), w.lock_all_nocheck())
+                        ? UnlockEveryTarget(w.app_win(), w.comm_size())
+                        : PMPI_Win_unlock_all(w.app_win())));
   } else {
-    result = FlushPassedThrough(w, Completion::kRemote);
+    KeepFirstFailure(result, FlushPassedThrough(w, Completion::kRemote));
     if (w.lock_all_nocheck()) {
     } else if (w.lock_all_biased()) {
       ReleaseAllBiased(w.own_lock_all_visible());

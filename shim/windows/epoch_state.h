@@ -140,7 +140,6 @@ struct PscwState {
   // received.
   std::vector<int> exposure_origins;
   bool counts_received = false;
-  bool counts_lost = false;  // ... and one of them said a link was lost
 };
 
 // Fence epochs on a window whose remote targets' agents apply its updates
@@ -159,6 +158,11 @@ struct AgentFenceCounts {
   // the agent sees what it waits for).
   std::atomic<uint64_t> applied{0};
   std::atomic<uint64_t> expected{0};
+  // A link from an origin of this window to this process's agent was lost
+  // (an origin's count said so, or the agent saw it end): every epoch end
+  // reports MPI_ERR_OTHER from then on, waiting for nothing (the counts
+  // cannot be trusted). Used by the thread that calls MPI.
+  bool lost = false;
   // The window's ranks as a communicator, made at the first fence that
   // needs one (MPI_Comm_create_group), freed with the window.
   MPI_Comm comm = MPI_COMM_NULL;

@@ -18,24 +18,31 @@ void ServedWindows::Close() {
 int ServedWindows::Register(ManagedWindow* w) {
   std::lock_guard<std::mutex> guard(mutex_);
   if (!open_) return -1;
-  auto free_id = std::find(windows_.begin(), windows_.end(), nullptr);
-  if (free_id != windows_.end()) {
-    *free_id = w;
-    return static_cast<int>(free_id - windows_.begin());
+  auto free_slot = std::find_if(slots_.begin(), slots_.end(),
+                                [](const Slot& s) { return !s.window; });
+  if (free_slot == slots_.end()) {
+    if (slots_.size() > static_cast<size_t>(kSlotMask)) return -1;
+    free_slot = slots_.insert(slots_.end(), Slot{});
   }
-  windows_.push_back(w);
-  return static_cast<int>(windows_.size() - 1);
+  free_slot->window = w;
+  free_slot->generation = (free_slot->generation + 1) & kGenerationMask;
+  return static_cast<int>(free_slot - slots_.begin()) |
+         (free_slot->generation << kSlotBits);
 }
 
 void ServedWindows::Unregister(int id) {
   if (id < 0) return;
   std::lock_guard<std::mutex> guard(mutex_);
-  windows_[id] = nullptr;
+  slots_[id & kSlotMask].window = nullptr;
 }
 
 ManagedWindow* ServedWindows::Find(int id) const {
-  if (id < 0 || static_cast<size_t>(id) >= windows_.size()) return nullptr;
-  return windows_[id];
+  if (id < 0) return nullptr;
+  const auto slot = static_cast<size_t>(id & kSlotMask);
+  if (slot >= slots_.size() || slots_[slot].generation != (id >> kSlotBits)) {
+    return nullptr;
+  }
+  return slots_[slot].window;
 }
 
 ServedWindows& served_windows() {

@@ -21,7 +21,10 @@ class ServedWindows {
   void Open();   // StartAgent
   void Close();  // StopAgent, after its thread has stopped
 
-  // The id `w` is named by from now on; -1 when closed.
+  // The id `w` is named by from now on; -1 when closed. An id is a slot
+  // and the slot's generation, so a request for a freed window is never
+  // taken for a later window in the same slot (after a lost link an epoch
+  // may end before every update to it has arrived: agent.h).
   int Register(ManagedWindow* w);
   // `id` (-1: none) is free again.
   void Unregister(int id);
@@ -31,9 +34,17 @@ class ServedWindows {
   std::mutex& mutex() { return mutex_; }
 
  private:
+  static constexpr int kSlotBits = 20;
+  static constexpr int kSlotMask = (1 << kSlotBits) - 1;
+  static constexpr int kGenerationMask = (1 << (31 - kSlotBits)) - 1;
+
   std::mutex mutex_;
-  bool open_ = false;                    // under mutex_
-  std::vector<ManagedWindow*> windows_;  // by id; null: a free id
+  bool open_ = false;  // under mutex_
+  struct Slot {
+    ManagedWindow* window = nullptr;  // null: free
+    int generation = 0;
+  };
+  std::vector<Slot> slots_;
 };
 
 ServedWindows& served_windows();
