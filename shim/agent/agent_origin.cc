@@ -23,8 +23,9 @@ namespace {
 // The link to `world_rank`'s agent fails for good: a frame may have been
 // cut, and what it still carried may never arrive, so no new stream is
 // opened in its place (one could overtake the old). Every later request
-// to that agent fails, and the ends of fence and PSCW epochs tell it that
-// updates may be lost (UpdateCount) instead of letting it wait for them.
+// to that agent fails at once (Exchange), updates that wait for no answer
+// included, and the ends of fence and PSCW epochs fail here and tell it
+// that updates may be lost (UpdateCount) instead of letting it wait.
 // The caller holds s.origin_mutex.
 void LoseLink(AgentState& s, int world_rank) {
   int& fd = s.links[world_rank];
