@@ -181,10 +181,10 @@ int AgentFlushAll(ManagedWindow& w);
 // Fence epochs, collective over `w`'s ranks before MPI's fence (MpiFence,
 // wrap_active.cc): every update this process sent to remote targets'
 // agents goes out, and this process returns once its own agent has applied
-// every update the window's ranks sent it before their fences (agent.cc
-// counts them per window, the origins per target; the sums come from one
-// MPI_Reduce_scatter_block). MPI's fence after it then tells every origin
-// its updates are applied. Not for fences with MPI_MODE_NOPRECEDE, which
+// every update the window's ranks sent it before their fences
+// (agent_serve.cc counts them per window, the origins per target; the sums come
+// from one MPI_Reduce_scatter_block). MPI's fence after it then tells every
+// origin its updates are applied. Not for fences with MPI_MODE_NOPRECEDE, which
 // every rank gives or none (MPI-3 11.5.5).
 int AgentCompleteFence(ManagedWindow& w);
 // The same at MPI_Win_complete of MPI's PSCW
@@ -202,7 +202,7 @@ int AgentCompletePscw(ManagedWindow& w);
 // (AddAgentArrivals; nothing is added), or a link from a rank of `w` to
 // this agent that ended without the origin's goodbye (the others; they
 // wake when it happens). From then on every epoch end of `w` reports it:
-// a lost link is never opened again (agent_origin.cc: LoseLink).
+// a lost link is never opened again (agent_requests.cc: LoseLink).
 [[nodiscard]] int AddAgentArrivals(ManagedWindow& w,
                                    const UpdateCount& arriving);
 [[nodiscard]] int AwaitAgentArrivals(ManagedWindow& w);

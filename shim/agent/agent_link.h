@@ -69,7 +69,7 @@ bool WriteFrame(int fd, const void* data, size_t bytes);
 bool ReadFrame(int fd, std::vector<std::byte>* frame,
                void (*on_wait)() = nullptr);
 
-// The agent's side of a link (agent.cc): what one recv brings, cut into
+// The agent's side of a link (agent_serve.cc): what one recv brings, cut into
 // frames. An origin's burst of queued updates arrives in one or a few
 // segments; one recv per wake-up takes all of it, where reading frame by
 // frame cost two recv calls and an epoll_wait per frame. Bytes of a frame

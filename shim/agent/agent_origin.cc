@@ -1,167 +1,20 @@
-// The origin side of the agent (agent.h has the design): requests to
-// remote targets' agents over this process's links, and the answers.
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
+// The origin side of the agent (agent.h has the design): a process's
+// updates, flushes and locks on remote targets, as requests to their
+// agents (agent_requests.h sends them; the ends of fence and PSCW epochs
+// are agent_epoch_ends.cc's).
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <functional>
-#include <numeric>
 #include <span>
 
 #include "shim/agent/agent.h"
+#include "shim/agent/agent_requests.h"
 #include "shim/agent/agent_state.h"
-#include "shim/base/spin_wait.h"
 #include "shim/process/runtime.h"
 #include "shim/windows/window.h"
 
 namespace rmashim {
 namespace {
-
-// The link to `world_rank`'s agent fails for good: a frame may have been
-// cut, and what it still carried may never arrive, so no new stream is
-// opened in its place (one could overtake the old). Every later request
-// to that agent fails at once (Exchange), updates that wait for no answer
-// included, and the ends of fence and PSCW epochs fail here and tell it
-// that updates may be lost (UpdateCount) instead of letting it wait.
-// The caller holds s.origin_mutex.
-void LoseLink(AgentState& s, int world_rank) {
-  int& fd = s.links[world_rank];
-  if (fd == kLinkLost) return;
-  std::fprintf(stderr,
-               "rmashim: agent: link to world rank %d's agent lost (from "
-               "world rank %d)\n",
-               world_rank, s.world_rank);
-  if (fd >= 0) close(fd);
-  fd = kLinkLost;
-  s.queued[world_rank].clear();
-}
-
-// The link to `world_rank`'s agent, opened at first use; -1 when it
-// cannot be reached (then lost: LoseLink). The caller holds
-// s.origin_mutex.
-int LinkTo(AgentState& s, int world_rank) {
-  int& fd = s.links[world_rank];
-  if (fd == kLinkLost) return -1;
-  if (fd < 0) {
-    fd = ConnectAgent(s.endpoints[world_rank], {s.token, s.world_rank});
-    if (fd < 0) {
-      std::fprintf(stderr,
-                   "rmashim: agent: cannot reach world rank %d's agent\n",
-                   world_rank);
-      LoseLink(s, world_rank);
-      return -1;
-    }
-  }
-  return fd;
-}
-
-// Appends one request to those queued for the agent of `world_rank`.
-void Enqueue(AgentState& s, int world_rank, const std::vector<std::byte>& msg) {
-  std::vector<std::byte>& queue = s.queued[world_rank];
-  const auto length = static_cast<uint32_t>(msg.size());
-  const size_t at = queue.size();
-  queue.resize(at + sizeof length + msg.size());
-  std::memcpy(queue.data() + at, &length, sizeof length);
-  std::memcpy(queue.data() + at + sizeof length, msg.data(), msg.size());
-}
-
-// Sends what is queued for `world_rank`'s agent; its link, or -1 when the
-// link is lost.
-int SendQueued(AgentState& s, int world_rank) {
-  std::vector<std::byte>& queue = s.queued[world_rank];
-  const int fd = LinkTo(s, world_rank);
-  if (fd < 0) {
-    queue.clear();
-    return -1;
-  }
-  if (!WriteAll(fd, queue.data(), queue.size())) {
-    LoseLink(s, world_rank);
-    return -1;
-  }
-  queue.clear();
-  return fd;
-}
-
-// Polls `fd` for AgentSpinNs before the caller blocks on it: most answers
-// come within one round trip, and a thread woken from sleep adds its wake-up
-// to each (a few microseconds more per round trip). True when readable.
-bool AwaitReadable(int fd) {
-  const uint64_t spin = AgentSpinNs();
-  if (spin == 0) return false;
-  pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
-  const uint64_t until = NowNs() + spin;
-  do {
-    if (poll(&p, 1, 0) > 0) return true;
-    CpuRelax();
-  } while (NowNs() < until);
-  return false;
-}
-
-// The answer to the oldest unanswered request to `world_rank`'s agent,
-// `reply_bytes` of it into `reply`; MPI_ERR_OTHER when the link is lost.
-// `on_wait` as for ReadFrame.
-int AwaitReply(AgentState& s, int world_rank, void* reply, int reply_bytes,
-               void (*on_wait)() = nullptr) {
-  const int fd = s.links[world_rank];
-  if (fd < 0) return MPI_ERR_OTHER;
-  AwaitReadable(fd);
-  std::vector<std::byte> frame;
-  if (!ReadFrame(fd, &frame, on_wait) ||
-      frame.size() != static_cast<size_t>(reply_bytes)) {
-    LoseLink(s, world_rank);
-    return MPI_ERR_OTHER;
-  }
-  if (reply_bytes > 0) std::memcpy(reply, frame.data(), frame.size());
-  return MPI_SUCCESS;
-}
-
-// The empty answers to one request sent to each agent of `world_ranks`;
-// the first error.
-int AwaitEach(AgentState& s, const std::vector<int>& world_ranks) {
-  int rc = MPI_SUCCESS;
-  for (const int world_rank : world_ranks) {
-    const int got = AwaitReply(s, world_rank, nullptr, 0);
-    if (rc == MPI_SUCCESS) rc = got;
-  }
-  return rc;
-}
-
-// Waits for an answer that may take long (a lock's grant) from
-// `world_rank`'s agent, letting MPI progress meanwhile (ReadAll,
-// agent_link.h): the holders this lock waits for may be completing
-// operations they handed to MPI at this process, which over emulated RMA
-// need this process to enter MPI, as a node-local waiter's spin does
-// (spin_wait.h). A blocking read, not a poll with a timeout before it:
-// that took twice as long to wake on an answer.
-int AwaitGrant(AgentState& s, int world_rank) {
-  return AwaitReply(s, world_rank, nullptr, 0, DriveProgress);
-}
-
-// One request to the agent of `world_rank`, and its reply into `reply`
-// (`reply_bytes`) when `reply_bytes` >= 0; otherwise it stays queued until
-// kQueueBytes gather or a request that waits goes out. The caller holds
-// s.origin_mutex. A lost link is an error of the call (MPI_ERR_OTHER),
-// never a silent loss.
-int Exchange(AgentState& s, int world_rank, const std::vector<std::byte>& msg,
-             void* reply, int reply_bytes) {
-  if (s.links[world_rank] == kLinkLost) return MPI_ERR_OTHER;
-  Enqueue(s, world_rank, msg);
-  if (reply_bytes < 0 && s.queued[world_rank].size() < kQueueBytes) {
-    return MPI_SUCCESS;
-  }
-  if (SendQueued(s, world_rank) < 0) return MPI_ERR_OTHER;
-  return reply_bytes < 0 ? MPI_SUCCESS
-                         : AwaitReply(s, world_rank, reply, reply_bytes);
-}
-
-std::vector<std::byte> Message(const RequestHeader& h, size_t body_bytes) {
-  std::vector<std::byte> msg(sizeof h + body_bytes);
-  std::memcpy(msg.data(), &h, sizeof h);
-  return msg;
-}
 
 // An update that waits for no answer went to `target`'s agent: flushes and
 // unlocks must complete it, and the end of its fence or PSCW epoch counts
@@ -323,145 +176,6 @@ int FlushPending(ManagedWindow& w, int first, int last) {
 
 }  // namespace
 
-namespace {
-
-// Sends what is queued for those of `targets` that were sent updates since
-// their last flush, without a flush request (nothing is awaited); clears
-// their marks. The caller holds s.origin_mutex and w's state mutex.
-int SendPending(AgentState& s, ManagedWindow& w,
-                const std::vector<int>& targets) {
-  int rc = MPI_SUCCESS;
-  for (const int target : targets) {
-    if (!w.agent_pending(target)) continue;
-    w.AgentPendingDone(target);
-    const int world = w.world_rank(target);
-    if (!s.queued[world].empty() && SendQueued(s, world) < 0) {
-      rc = MPI_ERR_OTHER;
-    }
-  }
-  return rc;
-}
-
-// What this process tells `target`'s agent at the end of an epoch: the
-// updates it sent, and whether its link there was lost (LoseLink). The
-// caller holds s.origin_mutex and w's state mutex.
-UpdateCount& UpdateCountFor(AgentState& s, ManagedWindow& w, int target) {
-  UpdateCount& count = w.agent_fence().sent[target];
-  count.lost_links = s.links[w.world_rank(target)] == kLinkLost ? 1 : 0;
-  return count;
-}
-
-// Whether this process's agent lost the link from an origin of `w`'s
-// (agent.cc: EndLink); a scan of the window's ranks only once one was.
-bool LostLinkFromRankOf(AgentState& s, const ManagedWindow& w) {
-  if (s.inbound_losses.load() == 0) return false;
-  for (int rank = 0; rank < w.comm_size(); ++rank) {
-    if (s.inbound_lost[w.world_rank(rank)].load()) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
-int AddAgentArrivals(ManagedWindow& w, const UpdateCount& arriving) {
-  AgentFenceCounts& counts = w.agent_fence();
-  if (arriving.lost_links > 0) counts.lost = true;
-  if (counts.lost) return MPI_ERR_OTHER;
-  counts.expected.store(counts.expected.load() + arriving.updates);
-  return MPI_SUCCESS;
-}
-
-namespace {
-
-// Whether `w`'s epoch ends report a lost link, now or from before.
-bool ArrivalsLost(AgentState& s, ManagedWindow& w) {
-  AgentFenceCounts& counts = w.agent_fence();
-  if (!counts.lost && LostLinkFromRankOf(s, w)) counts.lost = true;
-  return counts.lost;
-}
-
-}  // namespace
-
-// Asleep, not spinning: the thread that must run is this process's own
-// agent, which a spinning waiter would keep from a core (agent.cc wakes the
-// waiter when the count reaches `expected`, or when a link is lost).
-int AwaitAgentArrivals(ManagedWindow& w) {
-  AgentState& s = TheAgent();
-  AgentFenceCounts& counts = w.agent_fence();
-  const uint64_t expected = counts.expected.load();
-  for (;;) {
-    const uint32_t wakes = s.arrivals_wake.load();
-    if (ArrivalsLost(s, w)) return MPI_ERR_OTHER;
-    if (counts.applied.load() >= expected) return MPI_SUCCESS;
-    s.arrivals_wake.wait(wakes);
-  }
-}
-
-int TestAgentArrivals(ManagedWindow& w, bool* applied) {
-  const AgentFenceCounts& counts = w.agent_fence();
-  *applied = true;  // nothing more to wait for once lost
-  if (ArrivalsLost(TheAgent(), w)) return MPI_ERR_OTHER;
-  *applied = counts.applied.load() >= counts.expected.load();
-  return MPI_SUCCESS;
-}
-
-int AgentCompletePscw(ManagedWindow& w) {
-  AgentState& s = TheAgent();
-  std::lock_guard<std::mutex> guard(s.origin_mutex);
-  StateGuard state_guard(w.state_mutex());
-  int rc = SendPending(s, w, w.pscw().access_group);
-  for (const int target : w.pscw().access_group) {
-    // Updates to node-local targets are direct (ApplyByReach,
-    // accumulate.cc): nothing to count, and their waits expect nothing.
-    if (w.target(target).node_local()) continue;
-    UpdateCount& count = UpdateCountFor(s, w, target);
-    if (count.lost_links > 0 && rc == MPI_SUCCESS) rc = MPI_ERR_OTHER;
-    const int sent_rc =
-        w.pscw().mpi_posts.SendCount(w.world_rank(target), count);
-    count = {};
-    if (rc == MPI_SUCCESS) rc = sent_rc;
-  }
-  return rc;
-}
-
-// What MPICH's CH3 fence did with its own operation counts: the origins'
-// counts summed by target in one collective, each target then waiting for
-// its own arrivals, here its agent's. No round trip to any agent: each
-// target waits only for the frames sent to it, which its agent applies as
-// they come; what it waits on is a counter in its own memory.
-int AgentCompleteFence(ManagedWindow& w) {
-  AgentState& s = TheAgent();
-  AgentFenceCounts& counts = w.agent_fence();
-  int rc = MPI_SUCCESS;  // reported after the collective below
-  {
-    std::lock_guard<std::mutex> guard(s.origin_mutex);
-    StateGuard state_guard(w.state_mutex());
-    std::vector<int> all(w.comm_size());
-    std::iota(all.begin(), all.end(), 0);
-    rc = SendPending(s, w, all);
-    w.AllAgentPendingDone();
-    for (const int target : all) {
-      if (UpdateCountFor(s, w, target).lost_links > 0) rc = MPI_ERR_OTHER;
-    }
-  }
-  if (counts.comm == MPI_COMM_NULL) {
-    // Any tag: one thread calls MPI on agent_active_target windows.
-    constexpr int kTag = 0x524d;
-    if (const int e = PMPI_Comm_create_group(MPI_COMM_WORLD, w.group(), kTag,
-                                             &counts.comm)) {
-      return e;
-    }
-  }
-  UpdateCount arriving;
-  const int e = PMPI_Reduce_scatter_block(counts.sent.data(), &arriving, 2,
-                                          MPI_UINT64_T, MPI_SUM, counts.comm);
-  std::fill(counts.sent.begin(), counts.sent.end(), UpdateCount{});
-  if (e != MPI_SUCCESS) return e;
-  const int lost = AddAgentArrivals(w, arriving);
-  const int late = lost == MPI_SUCCESS ? AwaitAgentArrivals(w) : lost;
-  return rc != MPI_SUCCESS ? rc : late;
-}
-
 int AgentFlush(ManagedWindow& w, int target) {
   return FlushPending(w, target, target + 1);
 }
@@ -559,20 +273,6 @@ int AgentUnlockAll(ManagedWindow& w) {
   }
   const int rc = AwaitEach(s, agents);
   return all_sent ? rc : MPI_ERR_OTHER;
-}
-
-int AgentFailLink(int world_rank, bool agent_end) {
-  if (agent_end) return FailLinkFrom(world_rank);
-  AgentState& s = TheAgent();
-  if (!s.running || world_rank < 0 ||
-      static_cast<size_t>(world_rank) >= s.links.size()) {
-    return MPI_ERR_OTHER;
-  }
-  std::lock_guard<std::mutex> guard(s.origin_mutex);
-  const int fd = LinkTo(s, world_rank);
-  if (fd < 0) return MPI_ERR_OTHER;
-  shutdown(fd, SHUT_RDWR);
-  return MPI_SUCCESS;
 }
 
 }  // namespace rmashim

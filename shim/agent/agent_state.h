@@ -1,5 +1,6 @@
-// The agent's state and request format, shared by its thread (agent.cc)
-// and the origin side (agent_origin.cc); agent.h has the design. Internal
+// The agent's state and request format, shared by its thread (agent.cc,
+// agent_serve.cc) and the origin side (agent_origin.cc, agent_requests.cc,
+// agent_epoch_ends.cc); agent.h has the design. Internal
 // to those two files.
 #ifndef RMASHIM_SHIM_AGENT_AGENT_STATE_H_
 #define RMASHIM_SHIM_AGENT_AGENT_STATE_H_

@@ -109,6 +109,15 @@ class AgentLostLinkTest : public testing::Test {
     EXPECT_EQ(MPI_Win_unlock(target_, win_), MPI_SUCCESS);
     return n;
   }
+  // `rank`'s counter, read with MPI_Get in an exclusive lock.
+  int64_t ReadLocked(int rank) {
+    int64_t seen = -1;
+    EXPECT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win_), MPI_SUCCESS);
+    EXPECT_EQ(MPI_Get(&seen, 1, MPI_INT64_T, rank, 0, 1, MPI_INT64_T, win_),
+              MPI_SUCCESS);
+    EXPECT_EQ(MPI_Win_unlock(rank, win_), MPI_SUCCESS);
+    return seen;
+  }
   // A fence epoch in which the origin adds one (`*added`: its call's
   // error), failing its link to the target first if asked; the fence's
   // error.
@@ -288,16 +297,10 @@ TEST_F(AgentLostLinkTest, LockAllHolder) {
   }
   MPI_Barrier(MPI_COMM_WORLD);
   HangWatchdog watchdog(kWatchdogSeconds, "exclusive locks after it");
+  // The target's own lock, then every other rank's on the origin.
   if (Rank() == target_) EXPECT_EQ(TargetCount(), 1);
   MPI_Barrier(MPI_COMM_WORLD);
-  if (Rank() != kOrigin) {  // every rank's exclusive lock on the origin
-    int64_t seen = -1;
-    ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, kOrigin, 0, win_), MPI_SUCCESS);
-    ASSERT_EQ(MPI_Get(&seen, 1, MPI_INT64_T, kOrigin, 0, 1, MPI_INT64_T, win_),
-              MPI_SUCCESS);
-    ASSERT_EQ(MPI_Win_unlock(kOrigin, win_), MPI_SUCCESS);
-    EXPECT_EQ(seen, 0);
-  }
+  if (Rank() != kOrigin) EXPECT_EQ(ReadLocked(kOrigin), 0);
 }
 
 // A remote origin waits for the target's exclusive lock when the agent that
@@ -328,14 +331,7 @@ TEST_F(AgentLostLinkTest, LockWaiter) {
   HangWatchdog watchdog(kWatchdogSeconds, "locks after the lost waiter");
   if (Rank() == target_) EXPECT_EQ(TargetCount(), 7);
   MPI_Barrier(MPI_COMM_WORLD);
-  if (Rank() != kOrigin) {
-    int64_t seen = -1;
-    ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target_, 0, win_), MPI_SUCCESS);
-    ASSERT_EQ(MPI_Get(&seen, 1, MPI_INT64_T, target_, 0, 1, MPI_INT64_T, win_),
-              MPI_SUCCESS);
-    ASSERT_EQ(MPI_Win_unlock(target_, win_), MPI_SUCCESS);
-    EXPECT_EQ(seen, 7);
-  }
+  if (Rank() != kOrigin) EXPECT_EQ(ReadLocked(target_), 7);
 }
 
 }  // namespace

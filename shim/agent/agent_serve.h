@@ -1,0 +1,50 @@
+// What the agent's thread does with one origin's link (agent_serve.cc),
+// for its loop (agent.cc): serve the requests that arrived, grant the lock
+// requests that got their turn, end the link. agent.h has the protocol.
+// Internal to the agent's files.
+#ifndef RMASHIM_SHIM_AGENT_AGENT_SERVE_H_
+#define RMASHIM_SHIM_AGENT_AGENT_SERVE_H_
+
+#include <cstddef>
+#include <vector>
+
+#include "shim/agent/agent_link.h"
+#include "shim/agent/agent_state.h"
+
+namespace rmashim {
+
+// Where a link from an origin stands after its requests were served.
+enum class LinkEnd {
+  kOpen,
+  kGoodbye,  // the origin said it closes the link (StopAgent)
+  kLost,     // closed or failed without a goodbye
+};
+
+// An origin's link, from its hello on.
+struct OriginLink {
+  int world_rank = -1;
+  FrameReader reader;
+};
+
+// Answers every waiting lock request granted since the last call
+// (AgentLocks::Progress).
+void GrantWaitingLocks(AgentState& s);
+
+// Serves the requests that arrived on `link` (one recv, FrameReader), in
+// order: updates and compare-and-swaps applied, flushes, locks and
+// releases answered.
+LinkEnd ServeReceived(AgentState& s, int link, FrameReader& reader,
+                      std::vector<std::byte>& frame);
+
+// Ends the link `fd` from an origin: its lock requests are dropped and the
+// locks it holds released (agent_locks.h: DropLink), so that no lock stays
+// held by an origin that can no longer release it, and no grant goes to a
+// later link given the same descriptor. A link lost (no goodbye) may have
+// carried updates that never arrived: epoch ends on windows with that
+// origin report it from now on (AwaitAgentArrivals), and are woken.
+void EndLink(AgentState& s, int epoll, int fd, const OriginLink& origin,
+             LinkEnd end);
+
+}  // namespace rmashim
+
+#endif  // RMASHIM_SHIM_AGENT_AGENT_SERVE_H_
