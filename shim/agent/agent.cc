@@ -57,6 +57,7 @@ bool ParkIfAsked(AgentState& s) {
 int Accept(AgentState& s, int epoll, int* world_rank) {
   const int fd = accept4(s.listener.fd, nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) return -1;
+  SetLinkOptions(fd);  // before the hello, which may never come
   AgentHello hello;
   const char yes = 1;
   if (!ReadAll(fd, &hello, sizeof hello) || hello.token != s.token ||
@@ -67,7 +68,6 @@ int Accept(AgentState& s, int epoll, int* world_rank) {
     return -1;
   }
   *world_rank = hello.origin;
-  SetLinkOptions(fd);
   epoll_event e{};
   e.events = EPOLLIN;
   e.data.fd = fd;

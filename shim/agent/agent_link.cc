@@ -82,14 +82,11 @@ void SetLinkOptions(int fd) {
   const int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   constexpr int kIdleS = 60, kProbeIntervalS = 10, kProbes = 6;
-  constexpr unsigned kUnacknowledgedMs = 120'000;
   setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &kIdleS, sizeof kIdleS);
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &kProbeIntervalS,
              sizeof kProbeIntervalS);
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &kProbes, sizeof kProbes);
-  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &kUnacknowledgedMs,
-             sizeof kUnacknowledgedMs);
 }
 
 AgentListener::~AgentListener() {
@@ -100,11 +97,11 @@ int ConnectAgent(const AgentEndpoint& peer, const AgentHello& hello) {
   for (int i = 0; i < peer.count; ++i) {
     const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return -1;
+    SetLinkOptions(fd);  // before the hello: its answer may never come
     char accepted = 0;
     if (ConnectWithin(fd, peer.addresses[i], peer.port) &&
         WriteAll(fd, &hello, sizeof hello) && ReadAll(fd, &accepted, 1) &&
         accepted == 1) {
-      SetLinkOptions(fd);
       // A blocked read wakes every kReadWakeUs to let the caller's on_wait
       // run (ReadAll): the origin lets MPI progress while a grant waits.
       const timeval wake{0, kReadWakeUs};

@@ -40,12 +40,15 @@ struct AgentListener {
   ~AgentListener();
 };
 
-// Options of every link, at both ends: no Nagle delay (each frame is a
-// request or an answer someone waits for); and a peer that goes silent
-// (a host that crashed, a network cut: no reset comes) ends the link as
-// failed after two minutes, through keep-alive probes while it is idle
-// and a limit on unacknowledged data while it is not, so a wait for it
-// ends (a lost link, agent.h) instead of lasting for good.
+// Options of every link, at both ends, from before its hello: no Nagle
+// delay (each frame is a request or an answer someone waits for); and
+// keep-alive probes, so that a peer host that goes silent (it crashed, the
+// network is cut: no reset comes) while the link is idle, a wait for an
+// answer included, ends the link as failed after two minutes (a lost link,
+// agent.h) instead of never. Data left unacknowledged is the kernel's
+// retransmission limit's (about 15 minutes by default). No limit on
+// unacknowledged data beside it: Linux applies one to zero-window probes
+// too, so a peer stopped in a debugger for longer would lose its links.
 void SetLinkOptions(int fd);
 
 // Connects to the agent at `peer` and says hello; the connected socket or

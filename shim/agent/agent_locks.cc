@@ -68,7 +68,15 @@ std::vector<int> AgentLocks::Progress() {
   std::vector<int> granted;
   poll_cap_ns_ = kMaxPollNs;
   const uint64_t now = NowNs();
+  // A request's window may have been freed under it: its origin's link
+  // failed silently and the origin gave up first (WindowAlive).
+  std::lock_guard<std::mutex> guard(served_windows().mutex());
   for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if (!WindowAlive(it->request)) {
+      exclusive_held_.erase({it->request.link, it->request.window_id});
+      it = waiting_.erase(it);
+      continue;
+    }
     if (it->dropped ? AdvanceDropped(*it) : Advance(*it)) {
       if (!it->dropped) {
         held_[it->request.link].push_back(it->request);
@@ -128,19 +136,16 @@ void AgentLocks::Release(const AgentLockRequest& r) {
 }
 
 // A gone origin's window may be freed before its requests are dropped or
-// take their turn (its process lives on and frees it with the others):
-// they touch its gates only while the window is registered, under the
-// registry's mutex; once it is not, its gates are gone with it.
+// take their turn (its process lives on and frees it with the others), or
+// before the agent sees its link end (a silent failure that the origin's
+// end noticed first): requests touch a window's gates only while it is
+// registered, under the registry's mutex; once it is not, its gates are
+// gone with it.
 bool AgentLocks::WindowAlive(const AgentLockRequest& r) {
   return served_windows().Find(r.window_id) == r.window;
 }
 
 bool AgentLocks::AdvanceDropped(Waiter& w) {
-  std::lock_guard<std::mutex> guard(served_windows().mutex());
-  if (!WindowAlive(w.request)) {
-    exclusive_held_.erase({w.request.link, w.request.window_id});
-    return true;
-  }
   if (!Advance(w)) return false;
   Release(w.request);
   return true;

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <mutex>
 #include <span>
+#include <utility>
 
 #include "shim/agent/agent.h"
 #include "shim/atomics/striped_apply.h"
@@ -56,9 +57,12 @@ void Apply(AgentState& s, const RequestHeader& h, const std::byte* body,
       // Only after a lost link: the epoch it was sent in ended without it
       // (AwaitAgentArrivals) and its window is gone. Its origin waits for
       // nothing, and no later window has its id (served_windows.h).
-      std::fprintf(stderr,
-                   "rmashim: agent: an update for a freed window dropped "
-                   "(its epoch ended after a lost link)\n");
+      static bool noted = false;
+      if (!std::exchange(noted, true)) {
+        std::fprintf(stderr,
+                     "rmashim: agent: updates for a freed window dropped "
+                     "(their epoch ended after a lost link)\n");
+      }
       return;
     }
     ManagedWindow& w = WindowOf(h);

@@ -1,7 +1,7 @@
 // The agent's state and request format, shared by its thread (agent.cc,
 // agent_serve.cc) and the origin side (agent_origin.cc, agent_requests.cc,
 // agent_epoch_ends.cc); agent.h has the design. Internal
-// to those two files.
+// to the agent's files.
 #ifndef RMASHIM_SHIM_AGENT_AGENT_STATE_H_
 #define RMASHIM_SHIM_AGENT_AGENT_STATE_H_
 
@@ -83,7 +83,8 @@ struct AgentState {
   std::atomic<int> inbound_losses{0};
   // Bumped, waking waiters, when a window's applied count becomes what its
   // epoch end expects (AgentFenceCounts: counts rise by one, and a waiter
-  // raises `expected` only above `applied`, so "becomes" is enough) and
+  // that raises `expected` either finds `applied` there already or sleeps
+  // until it gets there, so "becomes" is enough) and
   // when a link is lost: epoch ends sleep on it (every window's: a wake for
   // another window only makes a waiter look again).
   std::atomic<uint32_t> arrivals_wake{0};

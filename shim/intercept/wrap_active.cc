@@ -41,7 +41,6 @@ Verdict MpiFence(ManagedWindow& w, int assert) {
   if (const int rc = PMPI_Win_fence(assert, w.app_win())) {
     return Verdict::Raised(rc);
   }
-  if (agent_rc != MPI_SUCCESS) return Verdict::Error(agent_rc);
   const bool opens_epoch = (assert& MPI_MODE_NOSUCCEED) == 0;
   // With MPI_MODE_NOPRECEDE MPI may skip its barrier; direct copies of the
   // new epoch must still wait until every node-local target has fenced.
@@ -49,7 +48,7 @@ Verdict MpiFence(ManagedWindow& w, int assert) {
     NodeBarrier(w);
   }
   w.SetEpoch(opens_epoch ? AccessEpoch::kFence : AccessEpoch::kNone);
-  return Verdict::Served();
+  return Verdict::Error(agent_rc);  // after the epoch's bookkeeping
 }
 
 // MPI's PSCW on a window spanning nodes: the targets of this start that

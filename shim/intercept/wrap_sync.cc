@@ -131,9 +131,11 @@ Verdict Lock(ManagedWindow& w, int lock_type, int rank, int assert) {
 }
 
 // The first failure of an epoch's end; the later steps still run (the
-// lock is released whatever MPI said of a flush).
+// lock is released whatever MPI said of a flush). A later failure MPI has
+// raised already replaces one the shim has not, so the window's handler
+// runs once.
 void KeepFirstFailure(Verdict& first, Verdict next) {
-  if (first.ok()) first = next;
+  if (first.ok() || (!first.raised() && next.raised())) first = next;
 }
 
 Verdict Unlock(ManagedWindow& w, int rank) {

@@ -21,10 +21,11 @@ class ServedWindows {
   void Open();   // StartAgent
   void Close();  // StopAgent, after its thread has stopped
 
-  // The id `w` is named by from now on; -1 when closed. An id is a slot
-  // and the slot's generation, so a request for a freed window is never
-  // taken for a later window in the same slot (after a lost link an epoch
-  // may end before every update to it has arrived: agent.h).
+  // The id `w` is named by from now on; -1 when closed or full. An id is a
+  // slot and the slot's generation, so a request for a freed window is not
+  // taken for the next 2^17 - 1 windows in the same slot (after a lost
+  // link an epoch may end before every update to it has arrived: agent.h).
+  // 2^14 slots: MPICH has 2048 context ids, one per window.
   int Register(ManagedWindow* w);
   // `id` (-1: none) is free again.
   void Unregister(int id);
@@ -34,7 +35,7 @@ class ServedWindows {
   std::mutex& mutex() { return mutex_; }
 
  private:
-  static constexpr int kSlotBits = 20;
+  static constexpr int kSlotBits = 14;
   static constexpr int kSlotMask = (1 << kSlotBits) - 1;
   static constexpr int kGenerationMask = (1 << (31 - kSlotBits)) - 1;
 

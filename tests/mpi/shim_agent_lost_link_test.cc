@@ -125,7 +125,9 @@ class AgentLostLinkTest : public testing::Test {
     *added = MPI_SUCCESS;
     if (Rank() == kOrigin) {
       *added = AddOne();
-      if (fail_first) EXPECT_EQ(FailLink(target_, false), MPI_SUCCESS);
+      if (fail_first) {
+        EXPECT_EQ(FailLink(target_, false), MPI_SUCCESS);
+      }
     }
     HangWatchdog watchdog(kWatchdogSeconds, "MPI_Win_fence");
     return MPI_Win_fence(0, win_);
@@ -147,7 +149,9 @@ class AgentLostLinkTest : public testing::Test {
     if (Rank() == kOrigin) {
       EXPECT_EQ(MPI_Win_start(target, 0, win_), MPI_SUCCESS);
       const int added = AddOne();
-      if (fail_first) EXPECT_EQ(FailLink(target_, false), MPI_SUCCESS);
+      if (fail_first) {
+        EXPECT_EQ(FailLink(target_, false), MPI_SUCCESS);
+      }
       rc = MPI_Win_complete(win_);
       if (rc == MPI_SUCCESS) rc = added;
     } else if (Rank() == target_) {
@@ -171,13 +175,17 @@ class AgentLostLinkTest : public testing::Test {
       const int rc = PscwAddingOne(by_test, epoch == 1, origin, target);
       if (epoch == 0) {
         EXPECT_EQ(rc, MPI_SUCCESS);
-        if (Rank() == target_) EXPECT_EQ(*mem_, 1);
+        if (Rank() == target_) {
+          EXPECT_EQ(*mem_, 1);
+        }
       } else if (Involved()) {
         EXPECT_EQ(ErrorClass(rc), MPI_ERR_OTHER) << "epoch " << epoch;
       }
       MPI_Barrier(MPI_COMM_WORLD);
     }
-    if (Rank() == target_) EXPECT_EQ(TargetCount(), 1);
+    if (Rank() == target_) {
+      EXPECT_EQ(TargetCount(), 1);
+    }
     MPI_Group_free(&origin);
     MPI_Group_free(&target);
     MPI_Group_free(&world);
@@ -200,7 +208,9 @@ TEST_F(AgentLostLinkTest, FenceOriginEnd) {
   ASSERT_EQ(FenceAddingOne(false, &added), MPI_SUCCESS);
   ASSERT_EQ(added, MPI_SUCCESS);
   EXPECT_EQ(AppliedEverywhere(), applied + 1) << "not through the agent";
-  if (Rank() == target_) EXPECT_EQ(*mem_, 1);
+  if (Rank() == target_) {
+    EXPECT_EQ(*mem_, 1);
+  }
   const int rc = FenceAddingOne(true, &added);
   EXPECT_EQ(added, MPI_SUCCESS) << "queued before the link failed";
   const int again = FenceAddingOne(false, &added);
@@ -214,7 +224,11 @@ TEST_F(AgentLostLinkTest, FenceOriginEnd) {
   if (Rank() == kOrigin) {
     EXPECT_EQ(ErrorClass(added), MPI_ERR_OTHER) << "an update on a lost link";
   }
-  MPI_Win_fence(MPI_MODE_NOSUCCEED, win_);
+  HangWatchdog watchdog(kWatchdogSeconds, "the last fence and lock");
+  const int last = MPI_Win_fence(MPI_MODE_NOSUCCEED, win_);
+  EXPECT_EQ(Involved() ? ErrorClass(last) : last,
+            Involved() ? MPI_ERR_OTHER : MPI_SUCCESS)
+      << "the loss sticks";
   if (Rank() == target_) {
     EXPECT_EQ(TargetCount(), 1) << "updates on the cut link were applied";
   }
@@ -247,7 +261,9 @@ TEST_F(AgentLostLinkTest, FenceAgentEnd) {
     EXPECT_EQ(again, MPI_SUCCESS);
   }
   MPI_Win_fence(MPI_MODE_NOSUCCEED, win_);
-  if (Rank() == target_) EXPECT_EQ(TargetCount(), 1);
+  if (Rank() == target_) {
+    EXPECT_EQ(TargetCount(), 1);
+  }
 }
 
 // PSCW: the origin's complete and the target's wait (or test) report the
@@ -279,13 +295,17 @@ TEST_F(AgentLostLinkTest, LockHolder) {
     EXPECT_EQ(AgentLocksGranted(), granted + 1) << "not the agent's lock";
   }
   HangWatchdog watchdog(kWatchdogSeconds, "the target's lock after it");
-  if (Rank() == target_) EXPECT_EQ(TargetCount(), 1);
+  if (Rank() == target_) {
+    EXPECT_EQ(TargetCount(), 1);
+  }
 }
 
 // The same for a lock_all holder: its unlock_all fails, and every node's
 // share is released (its own node's by itself, the others' by their
 // agents), so the target's exclusive lock is granted.
 TEST_F(AgentLostLinkTest, LockAllHolder) {
+  const long long granted = AgentLocksGranted();
+  MPI_Barrier(MPI_COMM_WORLD);
   if (Rank() == kOrigin) {
     HangWatchdog watchdog(kWatchdogSeconds, "the origin's epoch");
     ASSERT_EQ(MPI_Win_lock_all(0, win_), MPI_SUCCESS);
@@ -296,11 +316,18 @@ TEST_F(AgentLostLinkTest, LockAllHolder) {
     EXPECT_EQ(ErrorClass(MPI_Win_unlock_all(win_)), MPI_ERR_OTHER);
   }
   MPI_Barrier(MPI_COMM_WORLD);
+  if (Rank() == server_) {
+    EXPECT_EQ(AgentLocksGranted(), granted + 1) << "not the agent's share";
+  }
   HangWatchdog watchdog(kWatchdogSeconds, "exclusive locks after it");
   // The target's own lock, then every other rank's on the origin.
-  if (Rank() == target_) EXPECT_EQ(TargetCount(), 1);
+  if (Rank() == target_) {
+    EXPECT_EQ(TargetCount(), 1);
+  }
   MPI_Barrier(MPI_COMM_WORLD);
-  if (Rank() != kOrigin) EXPECT_EQ(ReadLocked(kOrigin), 0);
+  if (Rank() != kOrigin) {
+    EXPECT_EQ(ReadLocked(kOrigin), 0);
+  }
 }
 
 // A remote origin waits for the target's exclusive lock when the agent that
@@ -329,9 +356,13 @@ TEST_F(AgentLostLinkTest, LockWaiter) {
   if (Rank() == target_) MPI_Win_unlock(target_, win_);
   MPI_Barrier(MPI_COMM_WORLD);
   HangWatchdog watchdog(kWatchdogSeconds, "locks after the lost waiter");
-  if (Rank() == target_) EXPECT_EQ(TargetCount(), 7);
+  if (Rank() == target_) {
+    EXPECT_EQ(TargetCount(), 7);
+  }
   MPI_Barrier(MPI_COMM_WORLD);
-  if (Rank() != kOrigin) EXPECT_EQ(ReadLocked(target_), 7);
+  if (Rank() != kOrigin) {
+    EXPECT_EQ(ReadLocked(target_), 7);
+  }
 }
 
 }  // namespace
