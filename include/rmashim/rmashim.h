@@ -39,6 +39,10 @@ int rmashim_agent_stats(int *running, long long *applied);
  * every rank runs the agent, in a job that calls MPI from one thread). */
 int rmashim_agent_lock_stats(long long *granted);
 
+/* Sets *waiting to the remote origins' lock requests this process's agent
+ * has queued until their turn in the lock words (as of its last pass). */
+int rmashim_agent_locks_waiting(long long *waiting);
+
 /* For tests of failure handling: fails one of this process's agent links
  * as a network failure would. agent_end 0: its link to world rank
  * `world_rank`'s agent is shut down both ways (opened first where it was

@@ -164,6 +164,8 @@ void Serve(AgentState& s) {
     // After the events: a link it ends may have been among them.
     FailLinkIfAsked(s, epoll, origins);
     if (s.locks.waiting()) GrantWaitingLocks(s);
+    s.locks_waiting.store(static_cast<long long>(s.locks.waiting_count()),
+                          std::memory_order_relaxed);
     // The next request of a burst comes soon: look for it a while before
     // sleeping (AgentSpinNs), without taking the park or stop path.
     const uint64_t spin = AgentSpinNs();
@@ -298,6 +300,8 @@ int FailLinkFrom(int world_rank) {
 long long AgentApplied() { return TheAgent().applied.load(); }
 
 long long AgentLocksGranted() { return TheAgent().locks_granted.load(); }
+
+long long AgentLocksWaiting() { return TheAgent().locks_waiting.load(); }
 
 AgentParked::AgentParked() {
   AgentState& s = TheAgent();

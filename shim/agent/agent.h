@@ -130,6 +130,9 @@ uint64_t AgentSpinNs();
 // locks it has granted remote origins (agent_locks.h).
 long long AgentApplied();
 long long AgentLocksGranted();
+// Remote origins' lock requests it has queued (dropped ones included: they
+// wait for their turn too), as of its loop's last pass.
+long long AgentLocksWaiting();
 
 // Holds the agent parked at the top of its loop (touching no memory of the
 // application) for a scope: shared_user_memory.h copies

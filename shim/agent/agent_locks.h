@@ -75,6 +75,7 @@ class AgentLocks {
   // each to be answered.
   std::vector<int> Progress();
   bool waiting() const { return !waiting_.empty(); }
+  size_t waiting_count() const { return waiting_.size(); }
   // How long the agent may sleep before it polls the waiting requests
   // again, from the last Progress. Nobody tells the agent's thread of a
   // release, so a poll's interval is a delay added to the grant: it is at

@@ -61,6 +61,8 @@ struct AgentState {
   std::atomic<bool> running{false};
   std::atomic<long long> applied{0};
   std::atomic<long long> locks_granted{0};
+  std::atomic<long long> locks_waiting{0};  // requests queued, as of the
+                                            // thread's last pass
 
   // Target side: where it listens, and an eventfd that wakes its thread
   // (to park or to stop).

@@ -298,6 +298,11 @@ int rmashim_agent_lock_stats(long long* granted) {
   return MPI_SUCCESS;
 }
 
+int rmashim_agent_locks_waiting(long long* waiting) {
+  *waiting = AgentLocksWaiting();
+  return MPI_SUCCESS;
+}
+
 int rmashim_agent_fail_link(int world_rank, int agent_end) {
   return AgentFailLink(world_rank, agent_end != 0);
 }

@@ -44,6 +44,16 @@ int FailLink(int world_rank, bool agent_end) {
   return fn != nullptr ? fn(world_rank, agent_end ? 1 : 0) : MPI_ERR_OTHER;
 }
 
+// rmashim_agent_locks_waiting: -1 where the shim is not loaded.
+long long AgentLocksWaiting() {
+  using Fn = int (*)(long long*);
+  auto fn =
+      reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_agent_locks_waiting"));
+  long long waiting = -1;
+  if (fn != nullptr) fn(&waiting);
+  return waiting;
+}
+
 // Fails this process's agent's link from `origin` once the origin has
 // opened it (its first request to this process opens it).
 int FailLinkFromOnceOpen(int origin) {
@@ -346,9 +356,12 @@ TEST_F(AgentLostLinkTest, LockWaiter) {
     EXPECT_EQ(ErrorClass(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target_, 0, win_)),
               MPI_ERR_OTHER);
   } else if (Rank() == server_) {
-    // A while for the origin's request to queue at this agent: either way
-    // the origin's lock fails, the while only picks where the link is cut.
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // Once the origin's request waits at this agent, so that the cut drops
+    // a waiting request.
+    for (int tries = 0; tries < 1000 && AgentLocksWaiting() < 1; ++tries) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(AgentLocksWaiting(), 1) << "the origin's request never queued";
     EXPECT_EQ(FailLinkFromOnceOpen(kOrigin), MPI_SUCCESS)
         << "the origin never opened its link";
   }
@@ -362,6 +375,13 @@ TEST_F(AgentLostLinkTest, LockWaiter) {
   MPI_Barrier(MPI_COMM_WORLD);
   if (Rank() != kOrigin) {
     EXPECT_EQ(ReadLocked(target_), 7);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (Rank() == server_) {  // as of the agent's next pass
+    for (int tries = 0; tries < 1000 && AgentLocksWaiting() != 0; ++tries) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(AgentLocksWaiting(), 0) << "the dropped request never left";
   }
 }
 
