@@ -77,8 +77,10 @@ std::vector<int> AgentLocks::Progress() {
       it = waiting_.erase(it);
       continue;
     }
-    if (it->dropped ? AdvanceDropped(*it) : Advance(*it)) {
-      if (!it->dropped) {
+    if (Advance(*it)) {
+      if (it->dropped) {  // its origin is gone: it leaves at once
+        Release(it->request);
+      } else {
         held_[it->request.link].push_back(it->request);
         granted.push_back(it->request.link);
       }
@@ -143,12 +145,6 @@ void AgentLocks::Release(const AgentLockRequest& r) {
 // gone with it.
 bool AgentLocks::WindowAlive(const AgentLockRequest& r) {
   return served_windows().Find(r.window_id) == r.window;
-}
-
-bool AgentLocks::AdvanceDropped(Waiter& w) {
-  if (!Advance(w)) return false;
-  Release(w.request);
-  return true;
 }
 
 // The link's descriptor may be given to a new origin's link at once, so

@@ -102,9 +102,6 @@ class AgentLocks {
   };
   // Enters as many steps as it can now; true when all are held.
   static bool Advance(Waiter& w);
-  // The same for a dropped request, released once all are held; true then.
-  // The caller holds the registry's mutex (served_windows.h).
-  bool AdvanceDropped(Waiter& w);
   // Whether `r`'s window is still registered. The caller holds the
   // registry's mutex (served_windows.h).
   static bool WindowAlive(const AgentLockRequest& r);

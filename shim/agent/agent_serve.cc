@@ -52,8 +52,8 @@ void Apply(AgentState& s, const RequestHeader& h, const std::byte* body,
   std::vector<std::byte> result;
   {
     std::lock_guard<std::mutex> guard(served_windows().mutex());
-    if (served_windows().Find(h.window) == nullptr &&
-        h.kind == RequestKind::kUpdate && !h.fetching) {
+    ManagedWindow* found = served_windows().Find(h.window);
+    if (found == nullptr && h.kind == RequestKind::kUpdate && !h.fetching) {
       // Only after a lost link: the epoch it was sent in ended without it
       // (AwaitAgentArrivals) and its window is gone. Its origin waits for
       // nothing, and no later window has its id (served_windows.h).
@@ -65,7 +65,8 @@ void Apply(AgentState& s, const RequestHeader& h, const std::byte* body,
       }
       return;
     }
-    ManagedWindow& w = WindowOf(h);
+    if (found == nullptr) Malformed("unknown window", h);
+    ManagedWindow& w = *found;
     const Target& t = w.target(w.rank());
     const MPI_Aint base = h.disp * t.disp_unit;
     const auto size = static_cast<size_t>(h.element_size);

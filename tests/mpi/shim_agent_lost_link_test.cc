@@ -16,9 +16,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include <chrono>
 #include <cstdint>
-#include <thread>
 #include <vector>
 
 #include "tests/mpi_test_util.h"
@@ -29,12 +27,14 @@ using rmashim_test::AgentLocksGranted;
 using rmashim_test::ErrorClass;
 using rmashim_test::HangWatchdog;
 using rmashim_test::NodeLocalRanks;
+using rmashim_test::PollUntil;
 using rmashim_test::Rank;
 using rmashim_test::ReadAgentStats;
 using rmashim_test::Size;
 
 constexpr int kOrigin = 0;
 constexpr double kWatchdogSeconds = 60;
+constexpr double kPollSeconds = 10;  // for what the agent's thread does
 
 // rmashim_agent_fail_link: MPI_ERR_OTHER where the shim is not loaded.
 int FailLink(int world_rank, bool agent_end) {
@@ -57,14 +57,10 @@ long long AgentLocksWaiting() {
 // Fails this process's agent's link from `origin` once the origin has
 // opened it (its first request to this process opens it).
 int FailLinkFromOnceOpen(int origin) {
-  int rc = MPI_ERR_OTHER;
-  for (int tries = 0; tries < 1000 && rc != MPI_SUCCESS; ++tries) {
-    rc = FailLink(origin, true);
-    if (rc != MPI_SUCCESS) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  }
-  return rc;
+  return PollUntil([origin] { return FailLink(origin, true) == MPI_SUCCESS; },
+                   kPollSeconds)
+             ? MPI_SUCCESS
+             : MPI_ERR_OTHER;
 }
 
 class AgentLostLinkTest : public testing::Test {
@@ -358,9 +354,7 @@ TEST_F(AgentLostLinkTest, LockWaiter) {
   } else if (Rank() == server_) {
     // Once the origin's request waits at this agent, so that the cut drops
     // a waiting request.
-    for (int tries = 0; tries < 1000 && AgentLocksWaiting() < 1; ++tries) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    PollUntil([] { return AgentLocksWaiting() >= 1; }, kPollSeconds);
     EXPECT_EQ(AgentLocksWaiting(), 1) << "the origin's request never queued";
     EXPECT_EQ(FailLinkFromOnceOpen(kOrigin), MPI_SUCCESS)
         << "the origin never opened its link";
@@ -378,9 +372,7 @@ TEST_F(AgentLostLinkTest, LockWaiter) {
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (Rank() == server_) {  // as of the agent's next pass
-    for (int tries = 0; tries < 1000 && AgentLocksWaiting() != 0; ++tries) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    PollUntil([] { return AgentLocksWaiting() == 0; }, kPollSeconds);
     EXPECT_EQ(AgentLocksWaiting(), 0) << "the dropped request never left";
   }
 }
