@@ -43,6 +43,11 @@ int rmashim_agent_lock_stats(long long *granted);
  * has queued until their turn in the lock words (as of its last pass). */
 int rmashim_agent_locks_waiting(long long *waiting);
 
+/* Sets *port to the TCP port this process's agent listens on, on every
+ * address of its host (0 when it runs no agent): for firewall rules, and
+ * for tests that connect to it. */
+int rmashim_agent_port(int *port);
+
 /* For tests of failure handling: fails one of this process's agent links
  * as a network failure would. agent_end 0: its link to world rank
  * `world_rank`'s agent is shut down both ways (opened first where it was

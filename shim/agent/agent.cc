@@ -52,27 +52,61 @@ bool ParkIfAsked(AgentState& s) {
   return !s.stopping;
 }
 
-// A new connection: the hello must carry this job's token and a world
-// rank. A new origin's link, added to `epoll`; -1 when none was accepted.
-int Accept(AgentState& s, int epoll, int* world_rank) {
+// A new connection, added to `epoll` to have its hello read when it comes
+// (ReadHello): the agent never waits for one, so a connection that sends
+// nothing (a peer that died after connecting, a port scanner) stops no
+// other origin's requests. -1 when none was accepted.
+int Accept(AgentState& s, int epoll) {
   const int fd = accept4(s.listener.fd, nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) return -1;
   SetLinkOptions(fd);  // before the hello, which may never come
-  AgentHello hello;
-  const char yes = 1;
-  if (!ReadAll(fd, &hello, sizeof hello) || hello.token != s.token ||
-      hello.origin < 0 ||
-      static_cast<size_t>(hello.origin) >= s.endpoints.size() ||
-      !WriteAll(fd, &yes, 1)) {
-    close(fd);
-    return -1;
-  }
-  *world_rank = hello.origin;
   epoll_event e{};
   e.events = EPOLLIN;
   e.data.fd = fd;
   epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &e);
   return fd;
+}
+
+// Reads what has come of connection `fd`'s hello, without waiting. Once
+// whole, it must carry this job's token and a world rank: then the origin
+// is told yes and `link` becomes its link; else, or when the peer closed
+// first, false (the caller closes it: not an origin's link, nothing lost).
+bool ReadHello(const AgentState& s, int fd, OriginLink& link) {
+  auto* into = reinterpret_cast<char*>(&link.hello);
+  ssize_t n;
+  do {
+    n = recv(fd, into + link.hello_bytes, sizeof link.hello - link.hello_bytes,
+             MSG_DONTWAIT);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK;
+  if (n == 0) return false;
+  link.hello_bytes += static_cast<size_t>(n);
+  if (link.hello_bytes < sizeof link.hello) return true;
+  const AgentHello& hello = link.hello;
+  const char yes = 1;
+  if (hello.token != s.token || hello.origin < 0 ||
+      static_cast<size_t>(hello.origin) >= s.endpoints.size() ||
+      !WriteAll(fd, &yes, 1)) {
+    return false;
+  }
+  link.world_rank = hello.origin;
+  return true;
+}
+
+// What came on connection `fd`: its hello, or its origin's requests.
+// False once the connection has ended (closed here).
+bool ServeConnection(AgentState& s, int epoll, int fd, OriginLink& link,
+                     std::vector<std::byte>& frame) {
+  if (link.world_rank < 0) {
+    if (ReadHello(s, fd, link)) return true;
+    epoll_ctl(epoll, EPOLL_CTL_DEL, fd, nullptr);  // never an origin's link
+    close(fd);
+    return false;
+  }
+  const LinkEnd end = ServeReceived(s, fd, link.reader, frame);
+  if (end == LinkEnd::kOpen) return true;
+  EndLink(s, epoll, fd, link, end);
+  return false;
 }
 
 // Waits for an event at most `ns` (epoll_pwait2, where the kernel has it;
@@ -147,18 +181,11 @@ void Serve(AgentState& s) {
         uint64_t count;
         [[maybe_unused]] ssize_t r = read(s.wake_fd, &count, sizeof count);
       } else if (fd == s.listener.fd) {
-        int world_rank = -1;
-        if (const int link = Accept(s, epoll, &world_rank); link >= 0) {
-          origins[link].world_rank = world_rank;
-        }
+        if (const int link = Accept(s, epoll); link >= 0) origins[link];
       } else if (const auto origin = origins.find(fd);
-                 origin != origins.end()) {
-        if (const LinkEnd end =
-                ServeReceived(s, fd, origin->second.reader, frame);
-            end != LinkEnd::kOpen) {
-          EndLink(s, epoll, fd, origin->second, end);
-          origins.erase(origin);
-        }
+                 origin != origins.end() &&
+                 !ServeConnection(s, epoll, fd, origin->second, frame)) {
+        origins.erase(origin);
       }
     }
     // After the events: a link it ends may have been among them.
@@ -302,6 +329,11 @@ long long AgentApplied() { return TheAgent().applied.load(); }
 long long AgentLocksGranted() { return TheAgent().locks_granted.load(); }
 
 long long AgentLocksWaiting() { return TheAgent().locks_waiting.load(); }
+
+int AgentPort() {
+  const AgentState& s = TheAgent();
+  return s.running ? s.listener.endpoint.port : 0;
+}
 
 AgentParked::AgentParked() {
   AgentState& s = TheAgent();

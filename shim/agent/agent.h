@@ -133,6 +133,8 @@ long long AgentLocksGranted();
 // Remote origins' lock requests it has queued (dropped ones included: they
 // wait for their turn too), as of its loop's last pass.
 long long AgentLocksWaiting();
+// The TCP port its listener has (0 when the agent does not run).
+int AgentPort();
 
 // Holds the agent parked at the top of its loop (touching no memory of the
 // application) for a scope: shared_user_memory.h copies
@@ -189,6 +191,12 @@ int AgentFlushAll(ManagedWindow& w);
 // from one MPI_Reduce_scatter_block). MPI's fence after it then tells every
 // origin its updates are applied. Not for fences with MPI_MODE_NOPRECEDE, which
 // every rank gives or none (MPI-3 11.5.5).
+// Two synchronizations, also when no rank handed MPI anything: the
+// collective's barrier alone would let a rank leave the fence before a
+// target's agent has applied what the ending epoch sent it, and that rank's
+// first access of the next epoch (a node-local origin's load, a get through
+// MPI) could then miss the update. The wait for the agent must come between
+// the two, and the counts it waits for take the first.
 int AgentCompleteFence(ManagedWindow& w);
 // The same at MPI_Win_complete of MPI's PSCW
 // (ManagedWindow::agent_active_target): every update sent to a target of the

@@ -303,6 +303,11 @@ int rmashim_agent_locks_waiting(long long* waiting) {
   return MPI_SUCCESS;
 }
 
+int rmashim_agent_port(int* port) {
+  *port = AgentPort();
+  return MPI_SUCCESS;
+}
+
 int rmashim_agent_fail_link(int world_rank, int agent_end) {
   return AgentFailLink(world_rank, agent_end != 0);
 }

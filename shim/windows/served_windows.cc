@@ -33,7 +33,8 @@ int ServedWindows::Register(ManagedWindow* w) {
 void ServedWindows::Unregister(int id) {
   if (id < 0) return;
   std::lock_guard<std::mutex> guard(mutex_);
-  slots_[id & kSlotMask].window = nullptr;
+  // Only the window `id` names: a stale id leaves a later window alone.
+  if (Find(id) != nullptr) slots_[id & kSlotMask].window = nullptr;
 }
 
 ManagedWindow* ServedWindows::Find(int id) const {

@@ -27,7 +27,8 @@ class ServedWindows {
   // link an epoch may end before every update to it has arrived: agent.h).
   // 2^14 slots: MPICH has 2048 context ids, one per window.
   int Register(ManagedWindow* w);
-  // `id` (-1: none) is free again.
+  // `id` (-1: none) is free again; an id whose slot has since served a
+  // later window frees nothing.
   void Unregister(int id);
 
   // The window with `id`, or null. The caller holds mutex().
