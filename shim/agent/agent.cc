@@ -68,9 +68,9 @@ int Accept(AgentState& s, int epoll) {
 }
 
 // Reads what has come of connection `fd`'s hello, without waiting. Once
-// whole, it must carry this job's token and a world rank: then the origin
-// is told yes and `link` becomes its link; else, or when the peer closed
-// first, false (the caller closes it: not an origin's link, nothing lost).
+// whole and accepted (HelloAccepted, agent_link.h), the origin is told yes
+// and `link` becomes its link; else, or when the peer closed first, false
+// (the caller closes it: not an origin's link, nothing lost).
 bool ReadHello(const AgentState& s, int fd, OriginLink& link) {
   auto* into = reinterpret_cast<char*>(&link.hello);
   ssize_t n;
@@ -82,14 +82,12 @@ bool ReadHello(const AgentState& s, int fd, OriginLink& link) {
   if (n == 0) return false;
   link.hello_bytes += static_cast<size_t>(n);
   if (link.hello_bytes < sizeof link.hello) return true;
-  const AgentHello& hello = link.hello;
   const char yes = 1;
-  if (hello.token != s.token || hello.origin < 0 ||
-      static_cast<size_t>(hello.origin) >= s.endpoints.size() ||
+  if (!HelloAccepted(link.hello, s.token, s.world_rank, s.endpoints.size()) ||
       !WriteAll(fd, &yes, 1)) {
     return false;
   }
-  link.world_rank = hello.origin;
+  link.world_rank = link.hello.origin;
   return true;
 }
 

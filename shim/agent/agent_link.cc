@@ -13,7 +13,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 namespace rmashim {
 namespace {
@@ -54,7 +57,7 @@ bool AgentListener::Open() {
   any.sin_addr.s_addr = htonl(INADDR_ANY);
   socklen_t len = sizeof any;
   if (bind(fd, reinterpret_cast<sockaddr*>(&any), sizeof any) != 0 ||
-      listen(fd, 256) != 0 ||
+      listen(fd, SOMAXCONN) != 0 ||
       getsockname(fd, reinterpret_cast<sockaddr*>(&any), &len) != 0) {
     close(fd);
     fd = -1;
@@ -93,24 +96,71 @@ AgentListener::~AgentListener() {
   if (fd >= 0) close(fd);
 }
 
-int ConnectAgent(const AgentEndpoint& peer, const AgentHello& hello) {
-  for (int i = 0; i < peer.count; ++i) {
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -1;
-    SetLinkOptions(fd);  // before the hello: its answer may never come
-    char accepted = 0;
-    if (ConnectWithin(fd, peer.addresses[i], peer.port) &&
-        WriteAll(fd, &hello, sizeof hello) && ReadAll(fd, &accepted, 1) &&
-        accepted == 1) {
-      // A blocked read wakes every kReadWakeUs to let the caller's on_wait
-      // run (ReadAll): the origin lets MPI progress while a grant waits.
-      const timeval wake{0, kReadWakeUs};
-      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wake, sizeof wake);
-      return fd;
-    }
-    close(fd);
+bool HelloAccepted(const AgentHello& hello, uint64_t token, int self,
+                   size_t world_size) {
+  return hello.token == token && hello.origin >= 0 &&
+         static_cast<size_t>(hello.origin) < world_size && hello.target == self;
+}
+
+namespace {
+
+// The agent's one-byte yes to a hello, within `ms`: an agent that refused
+// it closes the connection, and some other program that took it may say
+// nothing at all. Not sooner: an agent that is busy or parked
+// (AgentParked) answers late, and a connection given up after its hello
+// was whole would be taken for a lost link at the agent (agent_serve.h:
+// EndLink).
+bool AcceptedWithin(int fd, int ms) {
+  pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
+  int ready;
+  do {
+    ready = poll(&p, 1, ms);
+  } while (ready < 0 && errno == EINTR);
+  char yes = 0;
+  return ready == 1 && recv(fd, &yes, 1, 0) == 1 && yes == 1;
+}
+
+// One attempt at one address, its answer awaited `answer_ms`; the
+// connected socket or -1.
+int ConnectOnce(uint32_t address, uint16_t port, const AgentHello& hello,
+                int answer_ms) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  SetLinkOptions(fd);  // before the hello: its answer may never come
+  if (ConnectWithin(fd, address, port) && WriteAll(fd, &hello, sizeof hello) &&
+      AcceptedWithin(fd, answer_ms)) {
+    // A blocked read wakes every kReadWakeUs to let the caller's on_wait
+    // run (ReadAll): the origin lets MPI progress while a grant waits.
+    const timeval wake{0, kReadWakeUs};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wake, sizeof wake);
+    return fd;
   }
+  close(fd);
   return -1;
+}
+
+}  // namespace
+
+int ConnectAgent(const AgentEndpoint& peer, const AgentHello& hello,
+                 std::chrono::seconds patience) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point give_up = Clock::now() + patience;
+  for (auto pause = std::chrono::milliseconds(10);;
+       pause = std::min(2 * pause, std::chrono::milliseconds(1000))) {
+    for (int i = 0; i < peer.count; ++i) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          give_up - Clock::now());
+      const int answer_ms =
+          std::max(kConnectTimeoutMs, static_cast<int>(left.count()));
+      if (const int fd =
+              ConnectOnce(peer.addresses[i], peer.port, hello, answer_ms);
+          fd >= 0) {
+        return fd;
+      }
+    }
+    if (Clock::now() + pause > give_up) return -1;
+    std::this_thread::sleep_for(pause);
+  }
 }
 
 bool WriteAll(int fd, const void* data, size_t bytes) {

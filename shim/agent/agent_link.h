@@ -3,12 +3,14 @@
 // that a pair's requests arrive in the order they were sent. Each agent
 // listens on every IPv4 address of its host (an ephemeral port); the
 // endpoints are exchanged over MPI once, at MPI_Init. A connection opens
-// with a handshake (the job's token and the origin's world rank), so an
-// origin that reached some other process's port is refused rather than
-// served. Frames are a 4-byte length and that many bytes.
+// with a handshake (the job's token, the origin's world rank and the one
+// whose agent it means), so an origin that reached some other process's
+// port is refused rather than served (HelloAccepted). Frames are a 4-byte
+// length and that many bytes.
 #ifndef RMASHIM_SHIM_AGENT_AGENT_LINK_H_
 #define RMASHIM_SHIM_AGENT_AGENT_LINK_H_
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -29,8 +31,18 @@ struct AgentEndpoint {
 struct AgentHello {
   uint64_t token = 0;
   int32_t origin = -1;  // world rank
-  int32_t pad = 0;
+  int32_t target = -1;  // the world rank whose agent it means to reach
 };
+
+// Whether the agent of world rank `self`, in a job of `world_size` ranks
+// whose token is `token`, takes a connection that said `hello`: this job's
+// token, one of its ranks as the origin, and this agent meant. The last
+// matters: an address that every host has (loopback, a container bridge's
+// 172.17.0.1) can lead an origin to an agent of the same job on its own
+// host that listens on the same port number; refused, the origin tries
+// the endpoint's next address.
+bool HelloAccepted(const AgentHello& hello, uint64_t token, int self,
+                   size_t world_size);
 
 // A listening socket on every address of this host; fd -1 on failure.
 struct AgentListener {
@@ -52,8 +64,17 @@ struct AgentListener {
 void SetLinkOptions(int fd);
 
 // Connects to the agent at `peer` and says hello; the connected socket or
-// -1 (every address refused, or the agent there is not this job's).
-int ConnectAgent(const AgentEndpoint& peer, const AgentHello& hello);
+// -1 (every address refused, or the agent there is not the one meant).
+// Until `patience` has passed it tries every address again, after a
+// pause that doubles from 10 ms to 1 s: nothing was ever sent on a link
+// not yet opened, so a later attempt overtakes nothing, and a failure
+// here loses the link for good (agent.h), which a transient one must not
+// (a listener's full queue when thousands of origins connect at once: the
+// kernel drops their first SYNs, and each attempt waits 5 s). An address
+// that took the connection gets the rest of that time for its answer.
+inline constexpr std::chrono::seconds kConnectPatience{60};
+int ConnectAgent(const AgentEndpoint& peer, const AgentHello& hello,
+                 std::chrono::seconds patience = kConnectPatience);
 
 // Blocking whole reads and writes (retrying short ones and EINTR); false
 // when the peer closed or an error occurred. A read given `on_wait` on a

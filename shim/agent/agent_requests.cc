@@ -43,7 +43,8 @@ int LinkTo(AgentState& s, int world_rank) {
   int& fd = s.links[world_rank];
   if (fd == kLinkLost) return -1;
   if (fd < 0) {
-    fd = ConnectAgent(s.endpoints[world_rank], {s.token, s.world_rank});
+    fd = ConnectAgent(s.endpoints[world_rank],
+                      {s.token, s.world_rank, world_rank});
     if (fd < 0) {
       std::fprintf(stderr,
                    "rmashim: agent: cannot reach world rank %d's agent\n",
