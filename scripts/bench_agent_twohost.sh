@@ -43,6 +43,7 @@ run() {  # label, preload, then environment
     "$work/agent" --iters "$iters" --label "$label" 2>/dev/null |
     grep '^AGENT|' || echo "bench_agent_twohost.sh: a $label run failed" >&2
 }
+: >"$work/out"
 for ((i = 1; i <= runs; i++)); do
   echo "bench_agent_twohost.sh: pair $i of $runs" >&2
   run native none >>"$work/out"
@@ -67,7 +68,11 @@ def cell(v):
     q1, q2, q3 = quartiles(v)
     return "%.1f (%.1f-%.1f)" % (q2, q1, q3)
 
-print("Alternating runs on the two-host tier, 1+1 ranks: median (quartiles) over %s runs each." % sys.argv[2])
+counts = sorted({len(v) for row in rows.values() for v in row.values()})
+if not counts:
+    sys.exit("bench_agent_twohost.sh: no run gave results")
+runs = str(counts[0]) if len(counts) == 1 else "%d-%d" % (counts[0], counts[-1])
+print("Alternating runs on the two-host tier, 1+1 ranks: median (quartiles) over %s runs each (%s pairs asked for)." % (runs, sys.argv[2]))
 print()
 print("| operation | target | target's state | unit | native MPICH | shim (agent) | shim / native |")
 print("| --- | --- | --- | --- | ---: | ---: | ---: |")

@@ -17,6 +17,7 @@
 #include <random>
 #include <unordered_map>
 
+#include "shim/agent/agent_connections.h"
 #include "shim/agent/agent_serve.h"
 #include "shim/agent/agent_state.h"
 #include "shim/base/spin_wait.h"
@@ -52,55 +53,10 @@ bool ParkIfAsked(AgentState& s) {
   return !s.stopping;
 }
 
-// A new connection, added to `epoll` to have its hello read when it comes
-// (ReadHello): the agent never waits for one, so a connection that sends
-// nothing (a peer that died after connecting, a port scanner) stops no
-// other origin's requests. -1 when none was accepted.
-int Accept(AgentState& s, int epoll) {
-  const int fd = accept4(s.listener.fd, nullptr, nullptr, SOCK_CLOEXEC);
-  if (fd < 0) return -1;
-  SetLinkOptions(fd);  // before the hello, which may never come
-  epoll_event e{};
-  e.events = EPOLLIN;
-  e.data.fd = fd;
-  epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &e);
-  return fd;
-}
-
-// Reads what has come of connection `fd`'s hello, without waiting. Once
-// whole and accepted (HelloAccepted, agent_link.h), the origin is told yes
-// and `link` becomes its link; else, or when the peer closed first, false
-// (the caller closes it: not an origin's link, nothing lost).
-bool ReadHello(const AgentState& s, int fd, OriginLink& link) {
-  auto* into = reinterpret_cast<char*>(&link.hello);
-  ssize_t n;
-  do {
-    n = recv(fd, into + link.hello_bytes, sizeof link.hello - link.hello_bytes,
-             MSG_DONTWAIT);
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK;
-  if (n == 0) return false;
-  link.hello_bytes += static_cast<size_t>(n);
-  if (link.hello_bytes < sizeof link.hello) return true;
-  const char yes = 1;
-  if (!HelloAccepted(link.hello, s.token, s.world_rank, s.endpoints.size()) ||
-      !WriteAll(fd, &yes, 1)) {
-    return false;
-  }
-  link.world_rank = link.hello.origin;
-  return true;
-}
-
-// What came on connection `fd`: its hello, or its origin's requests.
-// False once the connection has ended (closed here).
-bool ServeConnection(AgentState& s, int epoll, int fd, OriginLink& link,
-                     std::vector<std::byte>& frame) {
-  if (link.world_rank < 0) {
-    if (ReadHello(s, fd, link)) return true;
-    epoll_ctl(epoll, EPOLL_CTL_DEL, fd, nullptr);  // never an origin's link
-    close(fd);
-    return false;
-  }
+// What came on origin `link`'s connection `fd`; false once the link has
+// ended (closed here).
+bool ServeLink(AgentState& s, int epoll, int fd, OriginLink& link,
+               std::vector<std::byte>& frame) {
   const LinkEnd end = ServeReceived(s, fd, link.reader, frame);
   if (end == LinkEnd::kOpen) return true;
   EndLink(s, epoll, fd, link, end);
@@ -156,8 +112,9 @@ void Serve(AgentState& s) {
     epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &e);
   }
   std::vector<std::byte> frame;
-  std::unordered_map<int, OriginLink> origins;  // accepted links, closed
+  std::unordered_map<int, OriginLink> origins;  // origins' links, closed
                                                 // when the loop ends
+  PendingHellos hellos;                         // connections not yet links
   epoll_event ready[64];
   // While lock requests wait, the loop polls them between events: first
   // after kFirstPollNs, then at intervals that double up to the cap the
@@ -166,9 +123,11 @@ void Serve(AgentState& s) {
   constexpr uint64_t kFirstPollNs = 2'000;
   uint64_t poll_ns = kFirstPollNs;
   while (ParkIfAsked(s)) {
-    const int n = s.locks.waiting()
-                      ? WaitFor(epoll, ready, 64, static_cast<long>(poll_ns))
-                      : epoll_wait(epoll, ready, 64, -1);
+    // While hellos are pending, at least once a second (CloseStale).
+    const int n =
+        s.locks.waiting()
+            ? WaitFor(epoll, ready, 64, static_cast<long>(poll_ns))
+            : epoll_wait(epoll, ready, 64, hellos.empty() ? -1 : 1000);
     if (s.locks.waiting()) {
       poll_ns = n > 0 ? kFirstPollNs
                       : std::min(2 * poll_ns, s.locks.poll_interval_cap_ns());
@@ -179,15 +138,20 @@ void Serve(AgentState& s) {
         uint64_t count;
         [[maybe_unused]] ssize_t r = read(s.wake_fd, &count, sizeof count);
       } else if (fd == s.listener.fd) {
-        if (const int link = Accept(s, epoll); link >= 0) origins[link];
+        hellos.Accept(s, epoll);
+      } else if (hellos.Has(fd)) {
+        if (int origin = -1; hellos.Read(s, epoll, fd, &origin)) {
+          origins[fd].world_rank = origin;
+        }
       } else if (const auto origin = origins.find(fd);
                  origin != origins.end() &&
-                 !ServeConnection(s, epoll, fd, origin->second, frame)) {
+                 !ServeLink(s, epoll, fd, origin->second, frame)) {
         origins.erase(origin);
       }
     }
     // After the events: a link it ends may have been among them.
     FailLinkIfAsked(s, epoll, origins);
+    if (!hellos.empty()) hellos.CloseStale(epoll);
     if (s.locks.waiting()) GrantWaitingLocks(s);
     s.locks_waiting.store(static_cast<long long>(s.locks.waiting_count()),
                           std::memory_order_relaxed);

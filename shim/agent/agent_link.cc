@@ -106,10 +106,7 @@ namespace {
 
 // The agent's one-byte yes to a hello, within `ms`: an agent that refused
 // it closes the connection, and some other program that took it may say
-// nothing at all. Not sooner: an agent that is busy or parked
-// (AgentParked) answers late, and a connection given up after its hello
-// was whole would be taken for a lost link at the agent (agent_serve.h:
-// EndLink).
+// nothing at all.
 bool AcceptedWithin(int fd, int ms) {
   pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
   int ready;
@@ -121,19 +118,27 @@ bool AcceptedWithin(int fd, int ms) {
 }
 
 // One attempt at one address, its answer awaited `answer_ms`; the
-// connected socket or -1.
+// connected socket or -1. A connection given up after its whole hello went
+// out gets `farewell` first (ConnectAgent says why).
 int ConnectOnce(uint32_t address, uint16_t port, const AgentHello& hello,
-                int answer_ms) {
+                std::span<const std::byte> farewell, int answer_ms) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
   SetLinkOptions(fd);  // before the hello: its answer may never come
-  if (ConnectWithin(fd, address, port) && WriteAll(fd, &hello, sizeof hello) &&
-      AcceptedWithin(fd, answer_ms)) {
-    // A blocked read wakes every kReadWakeUs to let the caller's on_wait
-    // run (ReadAll): the origin lets MPI progress while a grant waits.
-    const timeval wake{0, kReadWakeUs};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wake, sizeof wake);
-    return fd;
+  if (ConnectWithin(fd, address, port)) {
+    if (!WriteAll(fd, &hello, sizeof hello)) {
+      close(fd);
+      return -1;
+    }
+    if (AcceptedWithin(fd, answer_ms)) {
+      // A blocked read wakes every kReadWakeUs to let the caller's on_wait
+      // run (ReadAll): the origin lets MPI progress while a grant waits.
+      const timeval wake{0, kReadWakeUs};
+      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wake, sizeof wake);
+      return fd;
+    }
+    // Into an empty send buffer: never blocks.
+    (void)WriteFrame(fd, farewell.data(), farewell.size());
   }
   close(fd);
   return -1;
@@ -142,21 +147,21 @@ int ConnectOnce(uint32_t address, uint16_t port, const AgentHello& hello,
 }  // namespace
 
 int ConnectAgent(const AgentEndpoint& peer, const AgentHello& hello,
-                 std::chrono::seconds patience) {
+                 std::span<const std::byte> farewell,
+                 std::chrono::milliseconds patience) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point give_up = Clock::now() + patience;
+  const auto answer_ms = static_cast<int>(
+      std::min(std::chrono::milliseconds(kConnectTimeoutMs), patience).count());
   for (auto pause = std::chrono::milliseconds(10);;
        pause = std::min(2 * pause, std::chrono::milliseconds(1000))) {
     for (int i = 0; i < peer.count; ++i) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          give_up - Clock::now());
-      const int answer_ms =
-          std::max(kConnectTimeoutMs, static_cast<int>(left.count()));
-      if (const int fd =
-              ConnectOnce(peer.addresses[i], peer.port, hello, answer_ms);
+      if (const int fd = ConnectOnce(peer.addresses[i], peer.port, hello,
+                                     farewell, answer_ms);
           fd >= 0) {
         return fd;
       }
+      if (Clock::now() >= give_up) return -1;
     }
     if (Clock::now() + pause > give_up) return -1;
     std::this_thread::sleep_for(pause);

@@ -65,16 +65,23 @@ void SetLinkOptions(int fd);
 
 // Connects to the agent at `peer` and says hello; the connected socket or
 // -1 (every address refused, or the agent there is not the one meant).
-// Until `patience` has passed it tries every address again, after a
-// pause that doubles from 10 ms to 1 s: nothing was ever sent on a link
-// not yet opened, so a later attempt overtakes nothing, and a failure
-// here loses the link for good (agent.h), which a transient one must not
-// (a listener's full queue when thousands of origins connect at once: the
-// kernel drops their first SYNs, and each attempt waits 5 s). An address
-// that took the connection gets the rest of that time for its answer.
-inline constexpr std::chrono::seconds kConnectPatience{60};
+// Until `patience` has passed (and the attempt under way then) it tries
+// every address again, after a pause that doubles from 10 ms to 1 s:
+// nothing was ever sent on a link not yet opened, so a later attempt
+// overtakes nothing, and a failure here loses the link for good (agent.h),
+// which a transient one must not (a listener's full queue when thousands of
+// origins connect at once: the kernel drops their first SYNs). Each
+// attempt waits at most 5 s to connect and 5 s for the answer, so a
+// program that takes the connection at one address and says nothing (an
+// address every host has, leading to this host) delays the next address
+// only that long. A connection given up after its hello went out whole
+// gets `farewell` (the goodbye frame an origin ends its links with,
+// agent_state.h), so an agent that takes it late ends it as closed, not as
+// a lost link that may have carried updates (agent_serve.h: EndLink).
+inline constexpr std::chrono::milliseconds kConnectPatience{60'000};
 int ConnectAgent(const AgentEndpoint& peer, const AgentHello& hello,
-                 std::chrono::seconds patience = kConnectPatience);
+                 std::span<const std::byte> farewell,
+                 std::chrono::milliseconds patience = kConnectPatience);
 
 // Blocking whole reads and writes (retrying short ones and EINTR); false
 // when the peer closed or an error occurred. A read given `on_wait` on a

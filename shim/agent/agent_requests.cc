@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <span>
 
 #include "shim/agent/agent.h"
 #include "shim/base/spin_wait.h"
@@ -43,8 +44,10 @@ int LinkTo(AgentState& s, int world_rank) {
   int& fd = s.links[world_rank];
   if (fd == kLinkLost) return -1;
   if (fd < 0) {
+    const RequestHeader goodbye{.kind = RequestKind::kGoodbye};
     fd = ConnectAgent(s.endpoints[world_rank],
-                      {s.token, s.world_rank, world_rank});
+                      {s.token, s.world_rank, world_rank},
+                      std::as_bytes(std::span(&goodbye, 1)));
     if (fd < 0) {
       std::fprintf(stderr,
                    "rmashim: agent: cannot reach world rank %d's agent\n",

@@ -20,14 +20,10 @@ enum class LinkEnd {
   kLost,     // closed or failed without a goodbye
 };
 
-// A connection to the agent: an origin's link once its hello has come
-// (world_rank set), before that a connection whose hello is still being
-// read (ReadHello, agent.cc), which may be partial or never come.
+// An origin's link, from its hello on (agent_connections.h before it).
 struct OriginLink {
   int world_rank = -1;
   FrameReader reader;
-  AgentHello hello;
-  size_t hello_bytes = 0;  // of `hello`, received so far
 };
 
 // Answers every waiting lock request granted since the last call

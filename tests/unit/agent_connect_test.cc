@@ -1,8 +1,10 @@
 // How an origin opens its link to an agent (shim/agent/agent_link.h:
 // ConnectAgent), against listeners of this test's own on loopback: it
 // tries again while nothing listens yet (a link that cannot be opened is
-// lost for good, so a transient refusal must not end it), and takes only
-// an answer that says yes, giving up after its patience.
+// lost for good, so a transient refusal must not end it), takes a late
+// yes, ends a connection it gives up after its hello with the farewell
+// frame, takes only an answer that says yes, and gives up after its
+// patience.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -10,7 +12,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
+#include <span>
 #include <thread>
+#include <vector>
 
 #include "shim/agent/agent_link.h"
 
@@ -18,6 +23,9 @@ namespace rmashim {
 namespace {
 
 constexpr uint32_t kLoopback = 0x0100007f;  // 127.0.0.1, network order
+constexpr char kFarewell[] = "farewell";
+const auto kFarewellBytes =
+    std::as_bytes(std::span(kFarewell, sizeof kFarewell));
 
 // A listener on loopback: at `port`, or an ephemeral one (0).
 int Listen(uint16_t port) {
@@ -44,12 +52,14 @@ uint16_t PortOf(int fd) {
 }
 
 // Accepts one connection on `listener`, reads its hello and answers
-// `answer` (0: closes without one); the hello it read.
-AgentHello AnswerOne(int listener, char answer) {
+// `answer` after `delay` (0: closes without one); the hello it read.
+AgentHello AnswerOne(int listener, char answer,
+                     std::chrono::milliseconds delay = {}) {
   AgentHello hello;
   const int fd = accept(listener, nullptr, nullptr);
   if (fd < 0) return hello;
   if (ReadAll(fd, &hello, sizeof hello) && answer != 0) {
+    std::this_thread::sleep_for(delay);
     WriteAll(fd, &answer, 1);
     char drop;
     (void)recv(fd, &drop, 1, 0);  // until the origin closes
@@ -77,7 +87,8 @@ TEST(AgentConnectTest, TriesAgainUntilTheAgentListens) {
   peer.port = port;
   peer.addresses[peer.count++] = kLoopback;
   const auto start = std::chrono::steady_clock::now();
-  const int fd = ConnectAgent(peer, {.token = 42, .origin = 1, .target = 2});
+  const int fd = ConnectAgent(peer, {.token = 42, .origin = 1, .target = 2},
+                              kFarewellBytes);
   const auto waited = std::chrono::steady_clock::now() - start;
   EXPECT_GE(fd, 0) << "refused connections ended the attempt";
   EXPECT_GE(waited, std::chrono::milliseconds(300));
@@ -100,11 +111,11 @@ void ExpectRefusedWhenAnswered(char answer) {
   AgentEndpoint peer;
   peer.port = PortOf(listener);
   peer.addresses[peer.count++] = kLoopback;
-  constexpr std::chrono::seconds kPatience{1};
+  constexpr std::chrono::milliseconds kPatience{1000};
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(
-      ConnectAgent(peer, {.token = 1, .origin = 0, .target = 0}, kPatience),
-      -1);
+  EXPECT_EQ(ConnectAgent(peer, {.token = 1, .origin = 0, .target = 0},
+                         kFarewellBytes, kPatience),
+            -1);
   EXPECT_LT(std::chrono::steady_clock::now() - start,
             kPatience + std::chrono::seconds(2));
   agent.join();
@@ -115,6 +126,50 @@ TEST(AgentConnectTest, AHelloTheListenerClosesOnIsNoLink) {
 }
 
 TEST(AgentConnectTest, TakesOnlyAYes) { ExpectRefusedWhenAnswered(2); }
+
+TEST(AgentConnectTest, TakesALateYes) {
+  const int listener = Listen(0);
+  ASSERT_GE(listener, 0);
+  std::thread agent([&] {
+    AnswerOne(listener, 1, std::chrono::milliseconds(500));
+    close(listener);
+  });
+  AgentEndpoint peer;
+  peer.port = PortOf(listener);
+  peer.addresses[peer.count++] = kLoopback;
+  const int fd = ConnectAgent(peer, {.token = 1, .origin = 0, .target = 0},
+                              kFarewellBytes, std::chrono::milliseconds(2000));
+  EXPECT_GE(fd, 0);
+  if (fd >= 0) close(fd);
+  agent.join();
+}
+
+// An agent too slow to answer: the origin gives the connection up after
+// its answer wait (here its whole patience) and says farewell on it, a
+// frame the agent reads after the hello when it gets to it.
+TEST(AgentConnectTest, SaysFarewellOnAConnectionItGivesUp) {
+  const int listener = Listen(0);
+  ASSERT_GE(listener, 0);
+  AgentEndpoint peer;
+  peer.port = PortOf(listener);
+  peer.addresses[peer.count++] = kLoopback;
+  std::thread origin([&] {
+    EXPECT_EQ(ConnectAgent(peer, {.token = 1, .origin = 0, .target = 0},
+                           kFarewellBytes, std::chrono::milliseconds(300)),
+              -1);
+  });
+  origin.join();  // given up, unanswered: the listener never accepted
+  const int fd = accept(listener, nullptr, nullptr);
+  ASSERT_GE(fd, 0);
+  AgentHello hello;
+  ASSERT_TRUE(ReadAll(fd, &hello, sizeof hello));
+  std::vector<std::byte> frame;
+  ASSERT_TRUE(ReadFrame(fd, &frame));
+  ASSERT_EQ(frame.size(), sizeof kFarewell);
+  EXPECT_EQ(std::memcmp(frame.data(), kFarewell, sizeof kFarewell), 0);
+  close(fd);
+  close(listener);
+}
 
 }  // namespace
 }  // namespace rmashim

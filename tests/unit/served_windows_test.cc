@@ -61,8 +61,10 @@ TEST(ServedWindowsTest, StaleIdUnregistersNothing) {
   registry->Open();
   const int freed = registry->Register(Fake(1));
   registry->Unregister(freed);
-  const int live = registry->Register(Fake(2));  // the same slot
-  registry->Unregister(freed);                   // again, stale
+  const int live = registry->Register(Fake(2));
+  constexpr int kSlotMask = (1 << 14) - 1;  // served_windows.h
+  ASSERT_EQ(live & kSlotMask, freed & kSlotMask) << "not the same slot";
+  registry->Unregister(freed);  // again, stale
   EXPECT_EQ(Find(*registry, live), Fake(2));
 }
 
@@ -82,8 +84,8 @@ TEST(ServedWindowsTest, OneSlotsIdsStayDistinctOverManyGenerations) {
   }
   std::set<int> distinct(ids.begin(), ids.end());
   EXPECT_EQ(distinct.size(), ids.size());
-  // The last generation before the wrap is new too; none of the freed ids
-  // finds it.
+  // The generation that wraps to 0 is new too; none of the freed ids
+  // finds its window.
   const int live = registry->Register(Fake(7));
   EXPECT_FALSE(distinct.contains(live));
   EXPECT_EQ(Find(*registry, live), Fake(7));
