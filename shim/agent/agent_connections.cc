@@ -16,6 +16,8 @@ namespace rmashim {
 
 namespace {
 
+constexpr uint64_t kOldHelloNs = 1'000'000'000;
+
 void Close(int epoll, int fd) {
   epoll_ctl(epoll, EPOLL_CTL_DEL, fd, nullptr);
   close(fd);
@@ -30,10 +32,15 @@ PendingHellos::~PendingHellos() {
 void PendingHellos::Accept(const AgentState& s, int epoll) {
   const int fd = accept4(s.listener.fd, nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) {
+    // Out of descriptors: those that have waited a second for their hello
+    // go (not younger ones, whose origins still send theirs: closed each
+    // time the listener's event came first, no link would ever open); with
+    // none to close, a pause, rather than spin on a listener that stays
+    // readable.
+    const uint64_t now = NowNs();
     if ((errno == EMFILE || errno == ENFILE) &&
-        CloseAcceptedBefore(epoll, UINT64_MAX) == 0) {
-      // None of ours to close: let the descriptors come back rather than
-      // spin on a listener that stays readable.
+        (now < kOldHelloNs ||
+         CloseAcceptedBefore(epoll, now - kOldHelloNs) == 0)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     return;

@@ -29,8 +29,9 @@ class PendingHellos {
   ~PendingHellos();  // closes those still pending
 
   // Accepts a connection waiting on the listener and adds it to `epoll`.
-  // Out of descriptors, it closes every pending connection first (the
-  // listener would otherwise stay readable and the loop spin).
+  // Out of descriptors, it closes the pending connections that have waited
+  // a second, or pauses a millisecond (the listener would otherwise stay
+  // readable and the loop spin).
   void Accept(const AgentState& s, int epoll);
   bool Has(int fd) const { return pending_.contains(fd); }
   // Reads what came of `fd`'s hello, without waiting. True once it is whole

@@ -150,6 +150,7 @@ int ConnectAgent(const AgentEndpoint& peer, const AgentHello& hello,
                  std::span<const std::byte> farewell,
                  std::chrono::milliseconds patience) {
   using Clock = std::chrono::steady_clock;
+  patience = std::max(patience, std::chrono::milliseconds(0));
   const Clock::time_point give_up = Clock::now() + patience;
   const auto answer_ms = static_cast<int>(
       std::min(std::chrono::milliseconds(kConnectTimeoutMs), patience).count());
