@@ -88,6 +88,33 @@ inline long long AgentLocksGranted() {
   if (fn != nullptr) fn(&granted);
   return granted;
 }
+// Remote lock requests this process's agent has queued
+// (rmashim_agent_locks_waiting); -1 where the shim is not loaded.
+inline long long AgentLocksWaiting() {
+  using Fn = int (*)(long long*);
+  auto fn =
+      reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_agent_locks_waiting"));
+  long long waiting = -1;
+  if (fn != nullptr) fn(&waiting);
+  return waiting;
+}
+// The TCP port this process's agent listens on (rmashim_agent_port); 0
+// where the shim is not loaded or runs no agent.
+inline int AgentPort() {
+  using Fn = int (*)(int*);
+  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_agent_port"));
+  int port = 0;
+  if (fn != nullptr) fn(&port);
+  return port;
+}
+// Fails an agent link as a network failure would (rmashim_agent_fail_link);
+// MPI_ERR_OTHER where the shim is not loaded.
+inline int FailAgentLink(int world_rank, bool agent_end) {
+  using Fn = int (*)(int, int);
+  auto fn =
+      reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_agent_fail_link"));
+  return fn != nullptr ? fn(world_rank, agent_end ? 1 : 0) : MPI_ERR_OTHER;
+}
 
 // Why the shim does not serve `win` ("" when it manages it): for suites
 // that run under the preloaded shim, which would otherwise test native

@@ -125,11 +125,7 @@ int ConnectOnce(uint32_t address, uint16_t port, const AgentHello& hello,
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
   SetLinkOptions(fd);  // before the hello: its answer may never come
-  if (ConnectWithin(fd, address, port)) {
-    if (!WriteAll(fd, &hello, sizeof hello)) {
-      close(fd);
-      return -1;
-    }
+  if (ConnectWithin(fd, address, port) && WriteAll(fd, &hello, sizeof hello)) {
     if (AcceptedWithin(fd, answer_ms)) {
       // A blocked read wakes every kReadWakeUs to let the caller's on_wait
       // run (ReadAll): the origin lets MPI progress while a grant waits.

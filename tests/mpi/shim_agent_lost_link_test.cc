@@ -12,7 +12,6 @@
 // rank on another node, its lock server that node's first rank (the same
 // rank on 2 and 3 ranks, not on 4: oddeven puts 1 and 3 on one node);
 // further ranks only take part in the collectives.
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -24,7 +23,9 @@
 namespace {
 
 using rmashim_test::AgentLocksGranted;
+using rmashim_test::AgentLocksWaiting;
 using rmashim_test::ErrorClass;
+using rmashim_test::FailAgentLink;
 using rmashim_test::HangWatchdog;
 using rmashim_test::NodeLocalRanks;
 using rmashim_test::PollUntil;
@@ -36,29 +37,12 @@ constexpr int kOrigin = 0;
 constexpr double kWatchdogSeconds = 60;
 constexpr double kPollSeconds = 10;  // for what the agent's thread does
 
-// rmashim_agent_fail_link: MPI_ERR_OTHER where the shim is not loaded.
-int FailLink(int world_rank, bool agent_end) {
-  using Fn = int (*)(int, int);
-  auto fn =
-      reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_agent_fail_link"));
-  return fn != nullptr ? fn(world_rank, agent_end ? 1 : 0) : MPI_ERR_OTHER;
-}
-
-// rmashim_agent_locks_waiting: -1 where the shim is not loaded.
-long long AgentLocksWaiting() {
-  using Fn = int (*)(long long*);
-  auto fn =
-      reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_agent_locks_waiting"));
-  long long waiting = -1;
-  if (fn != nullptr) fn(&waiting);
-  return waiting;
-}
-
 // Fails this process's agent's link from `origin` once the origin has
 // opened it (its first request to this process opens it).
 int FailLinkFromOnceOpen(int origin) {
-  return PollUntil([origin] { return FailLink(origin, true) == MPI_SUCCESS; },
-                   kPollSeconds)
+  return PollUntil(
+             [origin] { return FailAgentLink(origin, true) == MPI_SUCCESS; },
+             kPollSeconds)
              ? MPI_SUCCESS
              : MPI_ERR_OTHER;
 }
@@ -132,7 +116,7 @@ class AgentLostLinkTest : public testing::Test {
     if (Rank() == kOrigin) {
       *added = AddOne();
       if (fail_first) {
-        EXPECT_EQ(FailLink(target_, false), MPI_SUCCESS);
+        EXPECT_EQ(FailAgentLink(target_, false), MPI_SUCCESS);
       }
     }
     HangWatchdog watchdog(kWatchdogSeconds, "MPI_Win_fence");
@@ -156,7 +140,7 @@ class AgentLostLinkTest : public testing::Test {
       EXPECT_EQ(MPI_Win_start(target, 0, win_), MPI_SUCCESS);
       const int added = AddOne();
       if (fail_first) {
-        EXPECT_EQ(FailLink(target_, false), MPI_SUCCESS);
+        EXPECT_EQ(FailAgentLink(target_, false), MPI_SUCCESS);
       }
       rc = MPI_Win_complete(win_);
       if (rc == MPI_SUCCESS) rc = added;
@@ -250,7 +234,7 @@ TEST_F(AgentLostLinkTest, FenceAgentEnd) {
   ASSERT_EQ(FenceAddingOne(false, &added), MPI_SUCCESS);  // the link is open
   if (Rank() == target_) {
     ASSERT_EQ(*mem_, 1);
-    ASSERT_EQ(FailLink(kOrigin, true), MPI_SUCCESS);
+    ASSERT_EQ(FailAgentLink(kOrigin, true), MPI_SUCCESS);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   const int rc = FenceAddingOne(false, &added);
@@ -292,7 +276,7 @@ TEST_F(AgentLostLinkTest, LockHolder) {
     ASSERT_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target_, 0, win_), MPI_SUCCESS);
     ASSERT_EQ(AddOne(), MPI_SUCCESS);
     ASSERT_EQ(MPI_Win_flush(target_, win_), MPI_SUCCESS);
-    ASSERT_EQ(FailLink(target_, false), MPI_SUCCESS);
+    ASSERT_EQ(FailAgentLink(target_, false), MPI_SUCCESS);
     ASSERT_EQ(AddOne(), MPI_SUCCESS);  // queued: the unlock must send it
     EXPECT_EQ(ErrorClass(MPI_Win_unlock(target_, win_)), MPI_ERR_OTHER);
   }
@@ -317,7 +301,7 @@ TEST_F(AgentLostLinkTest, LockAllHolder) {
     ASSERT_EQ(MPI_Win_lock_all(0, win_), MPI_SUCCESS);
     ASSERT_EQ(AddOne(), MPI_SUCCESS);
     ASSERT_EQ(MPI_Win_flush(target_, win_), MPI_SUCCESS);
-    ASSERT_EQ(FailLink(target_, false), MPI_SUCCESS);
+    ASSERT_EQ(FailAgentLink(target_, false), MPI_SUCCESS);
     ASSERT_EQ(AddOne(), MPI_SUCCESS);  // queued: the unlock must send it
     EXPECT_EQ(ErrorClass(MPI_Win_unlock_all(win_)), MPI_ERR_OTHER);
   }

@@ -11,7 +11,6 @@
 // agent's accept queue. On 2 ranks the target also waits for the agent to
 // close the connections whose hello never came whole.
 #include <arpa/inet.h>
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <netinet/in.h>
@@ -26,6 +25,7 @@
 
 namespace {
 
+using rmashim_test::AgentPort;
 using rmashim_test::HangWatchdog;
 using rmashim_test::NodeLocalRanks;
 using rmashim_test::Rank;
@@ -35,15 +35,6 @@ using rmashim_test::Size;
 constexpr int kOrigin = 0;
 constexpr double kWatchdogSeconds = 60;
 constexpr int kAdds = 100;
-
-// rmashim_agent_port: 0 where the shim is not loaded or runs no agent.
-int AgentPort() {
-  using Fn = int (*)(int*);
-  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_agent_port"));
-  int port = 0;
-  if (fn != nullptr) fn(&port);
-  return port;
-}
 
 // A TCP connection to this host's `port` over loopback; -1 on failure.
 int ConnectLoopback(int port) {
