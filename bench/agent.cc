@@ -4,10 +4,11 @@
 // rank 0 to a node-local and to a remote target,
 // while the target waits in MPI (a barrier) and while it computes without
 // calling MPI; and the CPU time a process spends per second while the program
-// sleeps without calling MPI (the agent's idle cost). Run it on a split layout
-// (MPIR_CVAR_ODD_EVEN_CLIQUES=1, 4 ranks: rank 2 is node-local to rank 0, rank
-// 1 remote), natively, under the shim, and under the shim with RMASHIM_AGENT=0;
-// scripts/bench_agent.sh does all three and prints one table.
+// sleeps without calling MPI (the agent's idle cost), and while it sleeps and
+// a remote origin keeps its agent busy (its cost when busy). Run it on a split
+// layout (MPIR_CVAR_ODD_EVEN_CLIQUES=1, 4 ranks: rank 2 is node-local to rank
+// 0, rank 1 remote), natively, under the shim, and under the shim with
+// RMASHIM_AGENT=0; scripts/bench_agent.sh does all three and prints one table.
 //   agent [--iters N] [--compute-ms M] [--label L]
 // Prints "AGENT|label|case|target|state|value|unit" lines.
 #include <mpi.h>
@@ -297,6 +298,54 @@ void MeasureWaitingLockCpu(const Options& o, int origin, MPI_Win win) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// The agent's CPU while it serves: for half a second the remote rank sends
+// rank 0 accumulates, `burst` of them then a flush, again and again (under
+// lock_all), while rank 0 sleeps without calling MPI. Rank 0's process CPU
+// in that time is its agent's work (its own thread sleeps): per accumulate
+// served, and as a share of a core. Natively nothing serves a sleeping
+// target (the first flush waits for it to call MPI), so nothing is served.
+void MeasureServingCpu(const Options& o, int origin, MPI_Win win, int burst) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  constexpr double kSleepS = 0.5;
+  const int64_t one = 1;
+  double cpu = 0, span = 0;
+  long long served = 0;  // accumulates flushed within the half second
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double t0 = Now();
+  if (rank == 0) {
+    const double cpu0 = CpuSeconds();
+    std::this_thread::sleep_for(std::chrono::duration<double>(kSleepS));
+    cpu = CpuSeconds() - cpu0;
+    span = Now() - t0;
+  } else if (rank == origin) {
+    MPI_Win_lock_all(0, win);
+    while (Now() - t0 < kSleepS) {
+      for (int i = 0; i < burst; ++i) {
+        MPI_Accumulate(&one, 1, MPI_INT64_T, 0, kLargeAt, 1, MPI_INT64_T,
+                       MPI_SUM, win);
+      }
+      MPI_Win_flush(0, win);
+      if (Now() - t0 < kSleepS) served += burst;
+    }
+    MPI_Win_unlock_all(win);
+  }
+  long long total = 0;
+  MPI_Reduce(&served, &total, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (rank == 0) {
+    const std::string what =
+        "cpu of a sleeping target serving " + std::to_string(burst) +
+        (burst == 1 ? " accumulate" : " accumulates") + "+flush";
+    Emit(o, (what + ", per accumulate").c_str(), "remote origin",
+         "target sleeping", total > 0 ? cpu / total * 1e6 : 0, "us");
+    Emit(o, (what + ", share").c_str(), "remote origin", "target sleeping",
+         cpu / span * 100, "% of a core");
+    Emit(o, (what + ", served").c_str(), "remote origin", "target sleeping",
+         static_cast<double>(total) / kSleepS, "accumulates/s");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -341,6 +390,8 @@ int main(int argc, char** argv) {
   if (remote > 0) {
     MeasureHandover(o, remote, win);
     MeasureWaitingLockCpu(o, remote, win);
+    MeasureServingCpu(o, remote, win, 1);
+    MeasureServingCpu(o, remote, win, 64);
     Measure(o, Op::kLockAccUnlock, remote, "remote", true, win);
     Measure(o, Op::kLockAllAccUnlockAll, remote, "remote", true, win);
     Measure(o, Op::kFetchAndOp, remote, "remote", true, win);
