@@ -53,14 +53,18 @@ bool ParkIfAsked(AgentState& s) {
   return !s.stopping;
 }
 
-// What came on origin `link`'s connection `fd`; false once the link has
-// ended (closed here).
-bool ServeLink(AgentState& s, int epoll, int fd, OriginLink& link,
-               std::vector<std::byte>& frame) {
-  const LinkEnd end = ServeReceived(s, fd, link.reader, frame);
-  if (end == LinkEnd::kOpen) return true;
-  EndLink(s, epoll, fd, link, end);
-  return false;
+// What came on `fd` when it is an origin's link: served, and the link
+// ended (closed here) when it closed. The caller holds s.serve_mutex.
+// Whether `fd` was a link.
+bool ServeReady(AgentState& s, ServedLinks& links, int fd) {
+  const auto origin = links.origins.find(fd);
+  if (origin == links.origins.end()) return false;
+  const LinkEnd end = ServeReceived(s, fd, origin->second.reader, links.frame);
+  if (end != LinkEnd::kOpen) {
+    EndLink(s, links.epoll, fd, origin->second, end);
+    links.origins.erase(origin);
+  }
+  return true;
 }
 
 // Waits for an event at most `ns` (epoll_pwait2, where the kernel has it;
@@ -111,65 +115,93 @@ void Serve(AgentState& s) {
     e.data.fd = fd;
     epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &e);
   }
-  std::vector<std::byte> frame;
-  std::unordered_map<int, OriginLink> origins;  // origins' links, closed
-                                                // when the loop ends
-  PendingHellos hellos;                         // connections not yet links
+  ServedLinks links;  // origins' links, closed when the loop ends
+  links.epoll = epoll;
+  {
+    std::lock_guard<std::mutex> serving(s.serve_mutex);
+    s.served_links = &links;
+  }
+  PendingHellos hellos;  // connections not yet links
   epoll_event ready[64];
   // While lock requests wait, the loop polls them between events: first
   // after kFirstPollNs, then at intervals that double up to the cap the
   // waiting requests allow (AgentLocks::poll_interval_cap_ns), back to the
-  // first after every event.
+  // first after every event. Read under serve_mutex at the end of each
+  // pass: a waiter that serves (ServeArrived) may queue requests meanwhile,
+  // and then wakes this thread.
   constexpr uint64_t kFirstPollNs = 2'000;
   uint64_t poll_ns = kFirstPollNs;
+  bool locks_waiting = false;
+  uint64_t poll_cap_ns = AgentLocks::kMaxPollNs;
   while (ParkIfAsked(s)) {
     // While hellos are pending, at least once a second (CloseStale).
     const int n =
-        s.locks.waiting()
+        locks_waiting
             ? WaitFor(epoll, ready, 64, static_cast<long>(poll_ns))
             : epoll_wait(epoll, ready, 64, hellos.empty() ? -1 : 1000);
-    if (s.locks.waiting()) {
-      poll_ns = n > 0 ? kFirstPollNs
-                      : std::min(2 * poll_ns, s.locks.poll_interval_cap_ns());
+    if (locks_waiting) {
+      poll_ns = n > 0 ? kFirstPollNs : std::min(2 * poll_ns, poll_cap_ns);
     }
-    for (int i = 0; i < n; ++i) {
-      const int fd = ready[i].data.fd;
-      if (fd == s.wake_fd) {
-        uint64_t count;
-        [[maybe_unused]] ssize_t r = read(s.wake_fd, &count, sizeof count);
-      } else if (fd == s.listener.fd) {
-        hellos.Accept(s, epoll);
-      } else if (hellos.Has(fd)) {
-        if (int origin = -1; hellos.Read(s, epoll, fd, &origin)) {
-          origins[fd].world_rank = origin;
+    {
+      std::lock_guard<std::mutex> serving(s.serve_mutex);
+      for (int i = 0; i < n; ++i) {
+        const int fd = ready[i].data.fd;
+        if (fd == s.wake_fd) {
+          uint64_t count;
+          [[maybe_unused]] ssize_t r = read(s.wake_fd, &count, sizeof count);
+        } else if (fd == s.listener.fd) {
+          hellos.Accept(s, epoll);
+        } else if (hellos.Has(fd)) {
+          if (int origin = -1; hellos.Read(s, epoll, fd, &origin)) {
+            links.origins[fd].world_rank = origin;
+          }
+        } else {
+          // Served already when a waiter took these frames first: then
+          // nothing is read, or the link is gone.
+          ServeReady(s, links, fd);
         }
-      } else if (const auto origin = origins.find(fd);
-                 origin != origins.end() &&
-                 !ServeLink(s, epoll, fd, origin->second, frame)) {
-        origins.erase(origin);
       }
+      // After the events: a link it ends may have been among them.
+      FailLinkIfAsked(s, epoll, links.origins);
+      if (!hellos.empty()) hellos.CloseStale(epoll);
+      if (s.locks.waiting()) GrantWaitingLocks(s);
+      s.locks_waiting.store(static_cast<long long>(s.locks.waiting_count()),
+                            std::memory_order_relaxed);
+      locks_waiting = s.locks.waiting();
+      poll_cap_ns = s.locks.poll_interval_cap_ns();
     }
-    // After the events: a link it ends may have been among them.
-    FailLinkIfAsked(s, epoll, origins);
-    if (!hellos.empty()) hellos.CloseStale(epoll);
-    if (s.locks.waiting()) GrantWaitingLocks(s);
-    s.locks_waiting.store(static_cast<long long>(s.locks.waiting_count()),
-                          std::memory_order_relaxed);
     // The next request of a burst comes soon: look for it a while before
     // sleeping (AgentSpinNs), without taking the park or stop path.
     const uint64_t spin = AgentSpinNs();
-    if (spin > 0 && n > 0 && !s.locks.waiting()) {
+    if (spin > 0 && n > 0 && !locks_waiting) {
       const uint64_t until = NowNs() + spin;
       while (NowNs() < until && epoll_wait(epoll, ready, 64, 0) == 0) {
         CpuRelax();
       }
     }
   }
-  for (const auto& [link, origin] : origins) close(link);
+  std::lock_guard<std::mutex> serving(s.serve_mutex);
+  s.served_links = nullptr;
+  for (const auto& [link, origin] : links.origins) close(link);
   close(epoll);
 }
 
 }  // namespace
+
+bool ServeArrived(AgentState& s) {
+  std::unique_lock<std::mutex> serving(s.serve_mutex, std::try_to_lock);
+  if (!serving.owns_lock() || s.served_links == nullptr) return false;
+  ServedLinks& links = *s.served_links;
+  epoll_event ready[64];
+  const int n = epoll_wait(links.epoll, ready, 64, 0);
+  bool served = false;
+  for (int i = 0; i < n; ++i) {
+    served = ServeReady(s, links, ready[i].data.fd) || served;
+  }
+  // Requests it queued or a release it applied: the thread's polls.
+  if (served && s.locks.waiting()) Wake(s);
+  return served;
+}
 
 uint64_t AgentSpinNs() {
   static const uint64_t configured = [] {

@@ -12,6 +12,7 @@
 #include "shim/agent/agent.h"
 #include "shim/agent/agent_requests.h"
 #include "shim/agent/agent_state.h"
+#include "shim/base/spin_wait.h"
 #include "shim/process/runtime.h"
 #include "shim/windows/window.h"
 
@@ -76,17 +77,26 @@ bool ArrivalsLost(AgentState& s, ManagedWindow& w) {
 
 }  // namespace
 
-// Asleep, not spinning: the thread that must run is this process's own
-// agent, which a spinning waiter would keep from a core (agent_serve.cc wakes
-// the waiter when the count reaches `expected`, or when a link is lost).
+// The waiter serves what arrived itself (ServeArrived), for
+// kServeWhileWaitingNs where the node has a core per rank, else once, and
+// then sleeps: a spinning waiter on a full node would keep this process's
+// agent from a core (agent_serve.cc wakes the waiter when the count reaches
+// `expected`, or when a link is lost).
 int AwaitAgentArrivals(ManagedWindow& w) {
+  constexpr uint64_t kServeWhileWaitingNs = 100'000;
   AgentState& s = TheAgent();
   AgentFenceCounts& counts = w.agent_fence();
   const uint64_t expected = counts.expected.load();
-  for (;;) {
+  const uint64_t serve_until =
+      spin_settings().oversubscribed ? 0 : NowNs() + kServeWhileWaitingNs;
+  for (bool first = true;; first = false) {
     const uint32_t wakes = s.arrivals_wake.load();
     if (ArrivalsLost(s, w)) return MPI_ERR_OTHER;
     if (counts.applied.load() >= expected) return MPI_SUCCESS;
+    if (first || NowNs() < serve_until) {
+      if (!ServeArrived(s)) CpuRelax();
+      continue;
+    }
     s.arrivals_wake.wait(wakes);
   }
 }
@@ -95,6 +105,9 @@ int TestAgentArrivals(ManagedWindow& w, bool* applied) {
   const AgentFenceCounts& counts = w.agent_fence();
   *applied = true;  // nothing more to wait for once lost
   if (ArrivalsLost(TheAgent(), w)) return MPI_ERR_OTHER;
+  if (counts.applied.load() < counts.expected.load()) {
+    ServeArrived(TheAgent());
+  }
   *applied = counts.applied.load() >= counts.expected.load();
   return MPI_SUCCESS;
 }

@@ -6,6 +6,7 @@
 #define RMASHIM_SHIM_AGENT_AGENT_SERVE_H_
 
 #include <cstddef>
+#include <unordered_map>
 #include <vector>
 
 #include "shim/agent/agent_link.h"
@@ -24,6 +25,16 @@ enum class LinkEnd {
 struct OriginLink {
   int world_rank = -1;
   FrameReader reader;
+};
+
+// The origins' links the agent serves, by descriptor, and the epoll set
+// they are in. Owned by the agent's loop (agent.cc: Serve) and used under
+// AgentState::serve_mutex, by that loop or by a waiting epoch end that
+// serves what arrived (ServeArrived).
+struct ServedLinks {
+  int epoll = -1;
+  std::unordered_map<int, OriginLink> origins;
+  std::vector<std::byte> frame;  // the request being served
 };
 
 // Answers every waiting lock request granted since the last call

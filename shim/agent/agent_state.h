@@ -22,6 +22,7 @@
 namespace rmashim {
 
 class ManagedWindow;
+struct ServedLinks;
 
 enum class RequestKind : uint32_t {
   kUpdate,       // accumulate family: runs, then origin elements
@@ -74,7 +75,13 @@ struct AgentState {
   uint64_t token = 0;
   int world_rank = 0;
 
-  // The locks it holds and waits for for remote origins (thread only).
+  // What the thread serves: the origins' links (agent_serve.h), while it
+  // runs, and the locks it holds and waits for for remote origins. Under
+  // serve_mutex: the thread holds it while it serves (not while it waits
+  // for events), and so does an epoch end that serves what arrived while it
+  // waits (ServeArrived).
+  std::mutex serve_mutex;
+  ServedLinks* served_links = nullptr;
   AgentLocks locks;
 
   // Links from origins (by world rank) that closed without a goodbye, and
@@ -121,6 +128,17 @@ inline constexpr size_t kQueueBytes = size_t{64} * 1024;
 // The process's one agent state (never destroyed: it outlives static
 // destructors).
 AgentState& TheAgent();
+
+// The agent's work done by a thread that waits for it (AwaitAgentArrivals;
+// agent.cc): serves the frames that have arrived on origins' links, as the
+// agent's thread would, unless that thread is serving now; false then, and
+// when no link was ready. The waiter then need not wait for the agent's
+// thread to be scheduled: on cores that the ranks keep busy, a sleeping
+// thread's wake-up can take longer than the whole exchange. Never while
+// the agent is parked (AgentParked): a thread parks it inside an MPI call,
+// and epoch ends wait for the agent only where one thread at a time calls
+// MPI (ManagedWindow::agent_active_target: not under MPI_THREAD_MULTIPLE).
+bool ServeArrived(AgentState& s);
 
 // AgentFailLink's agent end (agent.cc): the agent's thread ends its link
 // from `world_rank` as lost; MPI_ERR_OTHER when there was none.
