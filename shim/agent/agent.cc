@@ -143,7 +143,9 @@ void Serve(AgentState& s) {
       poll_ns = n > 0 ? kFirstPollNs : std::min(2 * poll_ns, poll_cap_ns);
     }
     {
+      s.thread_wants_serve.store(true);
       std::lock_guard<std::mutex> serving(s.serve_mutex);
+      s.thread_wants_serve.store(false);
       for (int i = 0; i < n; ++i) {
         const int fd = ready[i].data.fd;
         if (fd == s.wake_fd) {
@@ -167,6 +169,8 @@ void Serve(AgentState& s) {
       if (s.locks.waiting()) GrantWaitingLocks(s);
       s.locks_waiting.store(static_cast<long long>(s.locks.waiting_count()),
                             std::memory_order_relaxed);
+      // Requests that begin to wait are polled first after kFirstPollNs.
+      if (!locks_waiting && s.locks.waiting()) poll_ns = kFirstPollNs;
       locks_waiting = s.locks.waiting();
       poll_cap_ns = s.locks.poll_interval_cap_ns();
     }
@@ -189,6 +193,7 @@ void Serve(AgentState& s) {
 }  // namespace
 
 bool ServeArrived(AgentState& s) {
+  if (s.thread_wants_serve.load()) return false;
   std::unique_lock<std::mutex> serving(s.serve_mutex, std::try_to_lock);
   if (!serving.owns_lock() || s.served_links == nullptr) return false;
   ServedLinks& links = *s.served_links;
@@ -198,8 +203,12 @@ bool ServeArrived(AgentState& s) {
   for (int i = 0; i < n; ++i) {
     served = ServeReady(s, links, ready[i].data.fd) || served;
   }
-  // Requests it queued or a release it applied: the thread's polls.
-  if (served && s.locks.waiting()) Wake(s);
+  // Requests it queued or a release it applied: grants those now in, and
+  // wakes the thread for its polls of the rest.
+  if (served && s.locks.waiting()) {
+    GrantWaitingLocks(s);
+    Wake(s);
+  }
   return served;
 }
 

@@ -206,7 +206,7 @@ int AgentCompleteFence(ManagedWindow& w);
 int AgentCompletePscw(ManagedWindow& w);
 // This process's agent's side of an epoch's end on `w`: `arriving` more
 // updates were sent to it (the origins' counts); AwaitAgentArrivals
-// returns (asleep meanwhile) once the agent has applied every update
+// returns once the agent has applied every update
 // counted so far, TestAgentArrivals says whether it has.
 // A lost link makes them MPI_ERR_OTHER instead of a wait that could never
 // end: an origin's count that says its link here was lost

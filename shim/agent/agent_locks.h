@@ -59,7 +59,9 @@ struct AgentLockRequest {
   AgentLockKind kind = AgentLockKind::kShared;
 };
 
-// The agent thread's locks for remote origins. Used by that thread only.
+// The agent's locks for remote origins. Used under AgentState::serve_mutex,
+// by the agent's thread or by a waiter that serves (agent_state.h:
+// ServeArrived).
 class AgentLocks {
  public:
   // A lock: true when it is held now (the caller answers), else it waits

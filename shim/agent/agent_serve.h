@@ -1,6 +1,7 @@
-// What the agent's thread does with one origin's link (agent_serve.cc),
-// for its loop (agent.cc): serve the requests that arrived, grant the lock
-// requests that got their turn, end the link. agent.h has the protocol.
+// What the agent does with one origin's link (agent_serve.cc), for its
+// loop (agent.cc) and for a waiter that serves in its place
+// (agent_state.h: ServeArrived): serve the requests that arrived, grant the
+// lock requests that got their turn, end the link. agent.h has the protocol.
 // Internal to the agent's files.
 #ifndef RMASHIM_SHIM_AGENT_AGENT_SERVE_H_
 #define RMASHIM_SHIM_AGENT_AGENT_SERVE_H_

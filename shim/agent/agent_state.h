@@ -82,6 +82,11 @@ struct AgentState {
   // waits (ServeArrived).
   std::mutex serve_mutex;
   ServedLinks* served_links = nullptr;
+  // Set while the thread waits for serve_mutex: a waiter then leaves the
+  // serving to it (std::mutex is not fair, and a waiter that takes it again
+  // and again could keep the thread from accepting connections and
+  // granting locks for the whole of its wait).
+  std::atomic<bool> thread_wants_serve{false};
   AgentLocks locks;
 
   // Links from origins (by world rank) that closed without a goodbye, and
@@ -138,6 +143,10 @@ AgentState& TheAgent();
 // the agent is parked (AgentParked): a thread parks it inside an MPI call,
 // and epoch ends wait for the agent only where one thread at a time calls
 // MPI (ManagedWindow::agent_active_target: not under MPI_THREAD_MULTIPLE).
+// What the waiter serves may be any origin's request, so the MPI call that
+// waits may answer a fetch of another window (up to 16 MiB, a blocking
+// send) or grant a lock, as MPICH's progress in any MPI call serves every
+// window.
 bool ServeArrived(AgentState& s);
 
 // AgentFailLink's agent end (agent.cc): the agent's thread ends its link

@@ -1,7 +1,8 @@
 // The windows this process's agent serves (agent.h), by the id that remote
 // origins name them with. A window spanning nodes registers at its
 // creation (ManagedWindow::JoinAgent) and leaves in its destructor; the
-// agent's thread looks requests' windows up under the registry's mutex,
+// agent (its thread, or an epoch end serving in its place) looks requests'
+// windows up under the registry's mutex,
 // so a window is never freed while the agent applies an update to it.
 // Open only while the agent runs: a window created without an agent gets
 // no id, and its peers then send this process nothing. Here, beside the
