@@ -116,6 +116,14 @@ inline int FailAgentLink(int world_rank, bool agent_end) {
   return fn != nullptr ? fn(world_rank, agent_end ? 1 : 0) : MPI_ERR_OTHER;
 }
 
+// Holds this process's agent thread off its work, or releases it
+// (rmashim_agent_hold); MPI_ERR_OTHER where the shim is not loaded.
+inline int HoldAgent(bool held) {
+  using Fn = int (*)(int);
+  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_agent_hold"));
+  return fn != nullptr ? fn(held ? 1 : 0) : MPI_ERR_OTHER;
+}
+
 // Why the shim does not serve `win` ("" when it manages it): for suites
 // that run under the preloaded shim, which would otherwise test native
 // MPICH without noticing (a failed preload, or a window silently left to

@@ -58,6 +58,13 @@ int rmashim_agent_port(int *port);
  * such link or no agent. */
 int rmashim_agent_fail_link(int world_rank, int agent_end);
 
+/* For tests: while `held` is nonzero, this process's agent thread serves
+ * nothing, so remote updates are applied only where a fence or PSCW end
+ * serves what arrived for its agent itself. Release it before anything
+ * that needs the thread (a new agent link, a lock request, a flush,
+ * MPI_Finalize). MPI_ERR_OTHER where no agent runs. */
+int rmashim_agent_hold(int held);
+
 /* This rank's place in the machine as seen at MPI_Init: the node (world rank
  * of its first rank), rank and size within the node, NUMA domain and core
  * (logical hwloc indices, -1 when unknown). */

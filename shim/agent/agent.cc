@@ -11,10 +11,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <thread>
 #include <unordered_map>
 
 #include "shim/agent/agent_connections.h"
@@ -141,6 +143,9 @@ void Serve(AgentState& s) {
             : epoll_wait(epoll, ready, 64, hellos.empty() ? -1 : 1000);
     if (locks_waiting) {
       poll_ns = n > 0 ? kFirstPollNs : std::min(2 * poll_ns, poll_cap_ns);
+    }
+    while (s.thread_held.load()) {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
     {
       s.thread_wants_serve.store(true);
@@ -325,6 +330,13 @@ int FailLinkFrom(int world_rank) {
   const bool done = s.fail_link_from.load() == kFailLinkDone;
   s.fail_link_from.store(kFailLinkIdle);
   return done ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
+
+int AgentHoldThread(bool held) {
+  AgentState& s = TheAgent();
+  if (!s.running) return MPI_ERR_OTHER;
+  s.thread_held.store(held);
+  return MPI_SUCCESS;
 }
 
 long long AgentApplied() { return TheAgent().applied.load(); }

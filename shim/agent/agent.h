@@ -225,6 +225,13 @@ int AgentCompletePscw(ManagedWindow& w);
 // process's agent ends its link from `world_rank` without a goodbye.
 // MPI_ERR_OTHER where there was no such link or no agent.
 int AgentFailLink(int world_rank, bool agent_end);
+// Tests: while `held`, this process's agent thread serves nothing (it
+// waits after each event until released), so only an epoch end that
+// serves what arrived (ServeArrived) applies remote updates. Release it
+// before anything that needs the thread: a new link's hello, a lock
+// request, a flush, parking, MPI_Finalize. MPI_ERR_OTHER where no agent
+// runs.
+int AgentHoldThread(bool held);
 
 // Locks for remote targets on windows whose locks are the agents'
 // (ManagedWindow::locks_via_agent, agent_locks.h). AgentLock returns once

@@ -87,6 +87,8 @@ struct AgentState {
   // and again could keep the thread from accepting connections and
   // granting locks for the whole of its wait).
   std::atomic<bool> thread_wants_serve{false};
+  // Tests (AgentHoldThread): the thread serves nothing while set.
+  std::atomic<bool> thread_held{false};
   AgentLocks locks;
 
   // Links from origins (by world rank) that closed without a goodbye, and

@@ -312,6 +312,8 @@ int rmashim_agent_fail_link(int world_rank, int agent_end) {
   return AgentFailLink(world_rank, agent_end != 0);
 }
 
+int rmashim_agent_hold(int held) { return AgentHoldThread(held != 0); }
+
 int rmashim_get_locality(rmashim_locality_t* out) {
   const Locality& loc = runtime().locality();
   *out = {loc.node_id, loc.node_rank, loc.node_size, loc.numa_domain, loc.core};

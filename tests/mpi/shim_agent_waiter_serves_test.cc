@@ -1,0 +1,115 @@
+// Fence and PSCW ends serve what arrived for their own agent themselves
+// (ServeArrived, shim/agent/agent_state.h): with every process's agent
+// thread held off its work (rmashim_agent_hold), an epoch of accumulates
+// from every rank to every rank still ends, in a fence and in MPI's PSCW
+// (completed by MPI_Win_wait and by polling MPI_Win_test), with every sum
+// right, and each agent's applied count grows by the remote updates sent
+// to it: the waiting ranks applied them. The origins send their updates
+// before the count exchange (the fence's collective, the complete's count
+// messages), and TCP within a host delivers them within the send, so the
+// first pass of a wait finds them, oversubscribed or not. The links are
+// opened in a first epoch with the threads running: a link's hello needs
+// the target's thread.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "tests/mpi_test_util.h"
+
+namespace {
+
+using rmashim_test::HangWatchdog;
+using rmashim_test::HoldAgent;
+using rmashim_test::NodeLocalRanks;
+using rmashim_test::Rank;
+using rmashim_test::ReadAgentStats;
+using rmashim_test::Size;
+
+constexpr double kWatchdogSeconds = 60;
+constexpr int kAdds = 5;  // per origin and target, each epoch
+
+enum class End { kFence, kPscwWait, kPscwTest };
+
+// One epoch in which every rank adds kAdds times (rank + 1) to word 0 of
+// every rank, ended as `end` says (a fence epoch opens with a fence and
+// closes with MPI_MODE_NOSUCCEED, so a PSCW epoch may follow).
+void AccumulateEpoch(MPI_Win win, MPI_Group world, End end) {
+  const int size = Size();
+  if (end == End::kFence) {
+    ASSERT_EQ(MPI_Win_fence(0, win), MPI_SUCCESS);
+  } else {
+    ASSERT_EQ(MPI_Win_post(world, 0, win), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Win_start(world, 0, win), MPI_SUCCESS);
+  }
+  const int64_t mine = Rank() + 1;
+  for (int target = 0; target < size; ++target) {
+    for (int k = 0; k < kAdds; ++k) {
+      ASSERT_EQ(MPI_Accumulate(&mine, 1, MPI_INT64_T, target, 0, 1, MPI_INT64_T,
+                               MPI_SUM, win),
+                MPI_SUCCESS);
+    }
+  }
+  if (end == End::kFence) {
+    ASSERT_EQ(MPI_Win_fence(MPI_MODE_NOSUCCEED, win), MPI_SUCCESS);
+    return;
+  }
+  ASSERT_EQ(MPI_Win_complete(win), MPI_SUCCESS);
+  if (end == End::kPscwWait) {
+    ASSERT_EQ(MPI_Win_wait(win), MPI_SUCCESS);
+    return;
+  }
+  int done = 0;
+  while (!done) ASSERT_EQ(MPI_Win_test(win, &done), MPI_SUCCESS);
+}
+
+TEST(AgentWaiterServesTest, EpochEndsServeWhileTheAgentThreadIsHeld) {
+  ASSERT_TRUE(ReadAgentStats().running) << "RMASHIM_AGENT=1 on a split";
+  const std::vector<bool> local = NodeLocalRanks();
+  int remote_origins = 0;  // ranks on other nodes: their updates come here
+  for (int r = 0; r < Size(); ++r) remote_origins += local[r] ? 0 : 1;
+  ASSERT_GT(remote_origins, 0) << "needs ranks on two nodes";
+
+  int64_t* base = nullptr;
+  MPI_Win win;
+  ASSERT_EQ(MPI_Win_allocate(sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
+                             MPI_COMM_WORLD, &base, &win),
+            MPI_SUCCESS);
+  ASSERT_MANAGED(win);
+  *base = 0;
+  MPI_Group world;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  HangWatchdog watchdog(kWatchdogSeconds,
+                        "epoch ends with the agent threads held");
+  MPI_Barrier(MPI_COMM_WORLD);  // every word 0 before any update
+
+  // The links open with the threads running.
+  AccumulateEpoch(win, world, End::kFence);
+  int64_t sum_of_ranks = 0;  // what one add from every rank comes to
+  for (int r = 0; r < Size(); ++r) sum_of_ranks += r + 1;
+  int64_t want = kAdds * sum_of_ranks;
+  ASSERT_EQ(*base, want);
+
+  for (const End end : {End::kFence, End::kPscwWait, End::kPscwTest}) {
+    SCOPED_TRACE(end == End::kFence      ? "fence"
+                 : end == End::kPscwWait ? "PSCW, MPI_Win_wait"
+                                         : "PSCW, MPI_Win_test");
+    ASSERT_EQ(HoldAgent(true), MPI_SUCCESS);
+    MPI_Barrier(MPI_COMM_WORLD);  // every thread held before any update
+    const long long applied_before = ReadAgentStats().applied;
+    AccumulateEpoch(win, world, end);
+    const long long applied = ReadAgentStats().applied - applied_before;
+    MPI_Barrier(MPI_COMM_WORLD);  // no thread released before every end
+    ASSERT_EQ(HoldAgent(false), MPI_SUCCESS);
+    want += kAdds * sum_of_ranks;
+    EXPECT_EQ(*base, want);
+    // Every remote origin's updates applied here, at least one request
+    // from each, while this process's thread was held.
+    EXPECT_GE(applied, remote_origins);
+  }
+  MPI_Group_free(&world);
+  MPI_Win_free(&win);
+}
+
+}  // namespace
