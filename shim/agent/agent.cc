@@ -100,6 +100,48 @@ void FailLinkIfAsked(AgentState& s, int epoll,
   s.fail_link_from.notify_all();
 }
 
+// Whether lock requests wait after a pass, and the poll interval they
+// allow (AgentLocks::poll_interval_cap_ns).
+struct LockPolls {
+  bool waiting = false;
+  uint64_t cap_ns = AgentLocks::kMaxPollNs;
+};
+
+// One pass's work, under s.serve_mutex: the `n` events in `ready` (new
+// connections, hellos, origins' requests), then a test's link failure,
+// stale hellos and the waiting locks' polls.
+LockPolls ServeEvents(AgentState& s, ServedLinks& links, PendingHellos& hellos,
+                      const epoll_event* ready, int n) {
+  s.thread_wants_serve.store(true);
+  std::lock_guard<std::mutex> serving(s.serve_mutex);
+  s.thread_wants_serve.store(false);
+  for (int i = 0; i < n; ++i) {
+    const int fd = ready[i].data.fd;
+    if (fd == s.wake_fd) {
+      uint64_t count;
+      [[maybe_unused]] ssize_t r = read(s.wake_fd, &count, sizeof count);
+    } else if (fd == s.listener.fd) {
+      hellos.Accept(s, links.epoll);
+    } else if (hellos.Has(fd)) {
+      if (int origin = -1; hellos.Read(s, links.epoll, fd, &origin)) {
+        links.origins[fd].world_rank = origin;
+      }
+    } else {
+      // Served already when a waiter took these frames first: then
+      // nothing is read, or the link is gone.
+      ServeReady(s, links, fd);
+    }
+  }
+  // After the events: a link it ends may have been among them.
+  FailLinkIfAsked(s, links.epoll, links.origins);
+  if (!hellos.empty()) hellos.CloseStale(links.epoll);
+  if (s.locks.waiting()) GrantWaitingLocks(s);
+  s.locks_waiting.store(static_cast<long long>(s.locks.waiting_count()),
+                        std::memory_order_relaxed);
+  return {.waiting = s.locks.waiting(),
+          .cap_ns = s.locks.poll_interval_cap_ns()};
+}
+
 // The agent's loop: blocked in epoll_wait until a request, a new
 // connection or a wake-up comes, so an idle agent costs nothing.
 void Serve(AgentState& s) {
@@ -147,38 +189,11 @@ void Serve(AgentState& s) {
     while (s.thread_held.load()) {
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
-    {
-      s.thread_wants_serve.store(true);
-      std::lock_guard<std::mutex> serving(s.serve_mutex);
-      s.thread_wants_serve.store(false);
-      for (int i = 0; i < n; ++i) {
-        const int fd = ready[i].data.fd;
-        if (fd == s.wake_fd) {
-          uint64_t count;
-          [[maybe_unused]] ssize_t r = read(s.wake_fd, &count, sizeof count);
-        } else if (fd == s.listener.fd) {
-          hellos.Accept(s, epoll);
-        } else if (hellos.Has(fd)) {
-          if (int origin = -1; hellos.Read(s, epoll, fd, &origin)) {
-            links.origins[fd].world_rank = origin;
-          }
-        } else {
-          // Served already when a waiter took these frames first: then
-          // nothing is read, or the link is gone.
-          ServeReady(s, links, fd);
-        }
-      }
-      // After the events: a link it ends may have been among them.
-      FailLinkIfAsked(s, epoll, links.origins);
-      if (!hellos.empty()) hellos.CloseStale(epoll);
-      if (s.locks.waiting()) GrantWaitingLocks(s);
-      s.locks_waiting.store(static_cast<long long>(s.locks.waiting_count()),
-                            std::memory_order_relaxed);
-      // Requests that begin to wait are polled first after kFirstPollNs.
-      if (!locks_waiting && s.locks.waiting()) poll_ns = kFirstPollNs;
-      locks_waiting = s.locks.waiting();
-      poll_cap_ns = s.locks.poll_interval_cap_ns();
-    }
+    const LockPolls polls = ServeEvents(s, links, hellos, ready, n);
+    // Requests that begin to wait are polled first after kFirstPollNs.
+    if (!locks_waiting && polls.waiting) poll_ns = kFirstPollNs;
+    locks_waiting = polls.waiting;
+    poll_cap_ns = polls.cap_ns;
     // The next request of a burst comes soon: look for it a while before
     // sleeping (AgentSpinNs), without taking the park or stop path.
     const uint64_t spin = AgentSpinNs();
