@@ -238,8 +238,9 @@ void MeasureEveryRank(const Options& o, int size, MPI_Win win, Sweep sweep,
 // same barrier to the grant; the difference is the time the grant took
 // after the release (the barrier's exits differ by a few microseconds).
 // With the agent, the target's agent polls the waiting request's ticket
-// (shim/agent/agent.cc: Serve); natively, rank 0's unlock lets MPICH grant
-// it.
+// (shim/agent/agent.cc: Serve), awake where the host has spare units
+// (shim/agent/agent.h: AgentLockSpinNs); natively, rank 0's unlock lets
+// MPICH grant it.
 void MeasureHandover(const Options& o, int origin, MPI_Win win) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

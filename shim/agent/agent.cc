@@ -30,6 +30,8 @@
 namespace rmashim {
 namespace {
 
+constexpr uint64_t kNotConfigured = UINT64_MAX;
+
 long EnvLong(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' ? std::atol(v) : 0;
@@ -82,6 +84,19 @@ int WaitFor(int epoll, epoll_event* ready, int max, long ns) {
   return epoll_wait(epoll, ready, max, 1);
 }
 
+// Looks for an event without sleeping for at most 2 us, then returns (so
+// that the caller polls its waiting locks and the park and stop paths stay
+// near).
+int PollAwake(int epoll, epoll_event* ready, int max) {
+  constexpr uint64_t kPassNs = 2'000;
+  const uint64_t until = NowNs() + kPassNs;
+  int n;
+  while ((n = epoll_wait(epoll, ready, max, 0)) == 0 && NowNs() < until) {
+    CpuRelax();
+  }
+  return n;
+}
+
 // A test's request (AgentFailLink): ends the link from the origin it names
 // as lost, as a network failure would, and answers whether there was one.
 void FailLinkIfAsked(AgentState& s, int epoll,
@@ -100,11 +115,13 @@ void FailLinkIfAsked(AgentState& s, int epoll,
   s.fail_link_from.notify_all();
 }
 
-// Whether lock requests wait after a pass, and the poll interval they
-// allow (AgentLocks::poll_interval_cap_ns).
+// Whether lock requests wait after a pass, the poll interval they allow
+// (AgentLocks::poll_interval_cap_ns) and how long the latest to become next
+// in its gate has been next (AgentLocks::shortest_next_wait_ns).
 struct LockPolls {
   bool waiting = false;
   uint64_t cap_ns = AgentLocks::kMaxPollNs;
+  uint64_t next_waited_ns = AgentLocks::kNoneNext;
 };
 
 // One pass's work, under s.serve_mutex: the `n` events in `ready` (new
@@ -139,7 +156,8 @@ LockPolls ServeEvents(AgentState& s, ServedLinks& links, PendingHellos& hellos,
   s.locks_waiting.store(static_cast<long long>(s.locks.waiting_count()),
                         std::memory_order_relaxed);
   return {.waiting = s.locks.waiting(),
-          .cap_ns = s.locks.poll_interval_cap_ns()};
+          .cap_ns = s.locks.poll_interval_cap_ns(),
+          .next_waited_ns = s.locks.shortest_next_wait_ns()};
 }
 
 // The agent's loop: blocked in epoll_wait until a request, a new
@@ -172,15 +190,19 @@ void Serve(AgentState& s) {
   // waiting requests allow (AgentLocks::poll_interval_cap_ns), back to the
   // first after every event. Read under serve_mutex at the end of each
   // pass: a waiter that serves (ServeArrived) may queue requests meanwhile,
-  // and then wakes this thread.
+  // and then wakes this thread. For the first AgentLockSpinNs of a
+  // request's turn (next in its gate: only holders to leave) the loop polls
+  // awake instead: a release then costs no thread's wake-up.
   constexpr uint64_t kFirstPollNs = 2'000;
   uint64_t poll_ns = kFirstPollNs;
   bool locks_waiting = false;
+  bool poll_awake = false;
   uint64_t poll_cap_ns = AgentLocks::kMaxPollNs;
   while (ParkIfAsked(s)) {
     // While hellos are pending, at least once a second (CloseStale).
     const int n =
-        locks_waiting
+        poll_awake ? PollAwake(epoll, ready, 64)
+        : locks_waiting
             ? WaitFor(epoll, ready, 64, static_cast<long>(poll_ns))
             : epoll_wait(epoll, ready, 64, hellos.empty() ? -1 : 1000);
     if (locks_waiting) {
@@ -194,6 +216,7 @@ void Serve(AgentState& s) {
     if (!locks_waiting && polls.waiting) poll_ns = kFirstPollNs;
     locks_waiting = polls.waiting;
     poll_cap_ns = polls.cap_ns;
+    poll_awake = locks_waiting && polls.next_waited_ns < AgentLockSpinNs();
     // The next request of a burst comes soon: look for it a while before
     // sleeping (AgentSpinNs), without taking the park or stop path.
     const uint64_t spin = AgentSpinNs();
@@ -230,6 +253,17 @@ bool ServeArrived(AgentState& s) {
     Wake(s);
   }
   return served;
+}
+
+uint64_t AgentLockSpinNs() {
+  constexpr uint64_t kDefaultNs = 1'000'000;
+  static const uint64_t configured = [] {
+    const char* v = std::getenv("RMASHIM_AGENT_LOCK_SPIN_US");
+    return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) * 1000
+                                      : kNotConfigured;
+  }();
+  if (configured != kNotConfigured) return configured;
+  return spin_settings().core_per_thread ? kDefaultNs : 0;
 }
 
 uint64_t AgentSpinNs() {

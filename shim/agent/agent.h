@@ -125,6 +125,19 @@ bool AgentRunning();
 // 2 ranks spinning tripled a round trip); with spare cores it saves the
 // sleeping threads' wake-ups (scripts/bench_agent.sh --spin-us).
 uint64_t AgentSpinNs();
+// How long the agent polls a remote origin's lock request without sleeping
+// once the request is next in its gate (only holders to leave), from then
+// on: RMASHIM_AGENT_LOCK_SPIN_US microseconds as set (0: never), else 1000
+// where the host has two processing units per rank (SpinSettings::
+// core_per_thread) and 0 where it has not. Nobody tells the agent of a
+// node-local holder's release; a poll that sleeps adds its interval and a
+// thread's wake-up to the handover, while MPICH's origin spins in
+// MPI_Win_lock and its target grants from the unlock
+// (bench/results/agent_oddeven.md, the handover row). The cost: up to that
+// long of a spare core per request's turn; after it the polls sleep
+// (AgentLocks::poll_interval_cap_ns), adding at most a sixteenth of the
+// wait to a long one.
+uint64_t AgentLockSpinNs();
 
 // Remote operations this process's agent has applied so far, and the
 // locks it has granted remote origins (agent_locks.h).

@@ -67,6 +67,7 @@ bool AgentLocks::Advance(Waiter& w) {
 std::vector<int> AgentLocks::Progress() {
   std::vector<int> granted;
   poll_cap_ns_ = kMaxPollNs;
+  shortest_next_ns_ = kNoneNext;
   const uint64_t now = NowNs();
   // A request's window may have been freed under it: its origin's link
   // failed silently and the origin gave up first (WindowAlive).
@@ -94,6 +95,7 @@ std::vector<int> AgentLocks::Progress() {
       it->next_since_ns = now;
     }
     const uint64_t waited = now - (next ? it->next_since_ns : it->since_ns);
+    if (next) shortest_next_ns_ = std::min(shortest_next_ns_, waited);
     poll_cap_ns_ = std::min(
         poll_cap_ns_,
         std::clamp(waited / 16, next ? kNextInLinePollNs : kQueuedPollNs,

@@ -79,7 +79,8 @@ class AgentLocks {
   bool waiting() const { return !waiting_.empty(); }
   size_t waiting_count() const { return waiting_.size(); }
   // How long the agent may sleep before it polls the waiting requests
-  // again, from the last Progress. Nobody tells the agent's thread of a
+  // again, from the last Progress, once it no longer polls awake
+  // (shortest_next_wait_ns). Nobody tells the agent's thread of a
   // release, so a poll's interval is a delay added to the grant: it is at
   // most a sixteenth of the time the request has waited so far (little
   // added to a short wait; a holder that computes for seconds costs the
@@ -90,6 +91,11 @@ class AgentLocks {
   static constexpr uint64_t kNextInLinePollNs = 8'000, kQueuedPollNs = 64'000,
                             kMaxPollNs = 1'000'000;
   uint64_t poll_interval_cap_ns() const { return poll_cap_ns_; }
+  // How long the request that became next in its gate latest has been
+  // next, as of the last Progress; kNoneNext when none is next. The agent
+  // polls without sleeping while it is short (agent.h: AgentLockSpinNs).
+  static constexpr uint64_t kNoneNext = UINT64_MAX;
+  uint64_t shortest_next_wait_ns() const { return shortest_next_ns_; }
 
  private:
   struct Waiter {
@@ -111,6 +117,7 @@ class AgentLocks {
 
   std::deque<Waiter> waiting_;
   uint64_t poll_cap_ns_ = kMaxPollNs;
+  uint64_t shortest_next_ns_ = kNoneNext;
   // Exclusive locks each origin (link) holds per window at this agent; the
   // shards are held while the count is above 0. A request that enters them
   // counts as soon as it is queued, so a second one does not enter again.

@@ -5,8 +5,10 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 
 namespace rmashim {
 namespace {
@@ -50,7 +52,10 @@ const SpinSettings& spin_settings() { return Settings(); }
 void CalibrateSpin(int node_ranks) {
   const long units = sysconf(_SC_NPROCESSORS_ONLN);
   Settings().oversubscribed = units < 1 || node_ranks > units;
-  Settings().core_per_thread = units >= 2L * node_ranks;
+  const char* launched = std::getenv("MPI_LOCALNRANKS");
+  const long host_ranks =
+      std::max<long>(node_ranks, launched != nullptr ? std::atol(launched) : 0);
+  Settings().core_per_thread = units >= 2L * host_ranks;
 }
 
 void SetSpinProgress(void (*progress)()) { g_spin_progress.store(progress); }

@@ -64,8 +64,12 @@ inline constexpr uint32_t kSpinAloneNs = 1000000;     // a core per rank
 struct SpinSettings {
   uint32_t relax_per_us = 0;   // CpuRelax() calls per microsecond, measured
   bool oversubscribed = true;  // more ranks than processing units on the node
-  // At least two processing units per rank: a second thread per rank (the
-  // agent, shim/agent/agent.h) may spin without taking a rank's core.
+  // At least two processing units per rank of the host: a second thread
+  // per rank (the agent, shim/agent/agent.h) may spin without taking a
+  // rank's core. Counted against the ranks the launcher started on the
+  // host (hydra's MPI_LOCALNRANKS) where more than MPI's node has: the
+  // simulated splits (MPIR_CVAR_ODD_EVEN_CLIQUES) make a node part of a
+  // host, whose units every part shares.
   bool core_per_thread = false;
 };
 

@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <string>
 #include <thread>
 
 namespace rmashim {
@@ -33,6 +35,32 @@ TEST(SpinWait, OversubscribedOnlyWithMoreRanksThanUnits) {
   EXPECT_TRUE(spin_settings().oversubscribed);
   CalibrateSpin(1);
   EXPECT_FALSE(spin_settings().oversubscribed);
+}
+
+// A core per thread means two units per rank of the host: MPI's node's ranks,
+// or more where the launcher started more on the host (MPI_LOCALNRANKS, as
+// under the simulated splits).
+TEST(SpinWait, CorePerThreadCountsTheHostsRanks) {
+  const long units = sysconf(_SC_NPROCESSORS_ONLN);
+  ASSERT_GE(units, 1);
+  const char* launched = std::getenv("MPI_LOCALNRANKS");
+  const std::string saved = launched != nullptr ? launched : "";
+  unsetenv("MPI_LOCALNRANKS");
+  CalibrateSpin(1);
+  EXPECT_EQ(spin_settings().core_per_thread, units >= 2);
+  CalibrateSpin(static_cast<int>(units));
+  EXPECT_FALSE(spin_settings().core_per_thread);
+  setenv("MPI_LOCALNRANKS", std::to_string(units).c_str(), 1);
+  CalibrateSpin(1);  // one rank in MPI's node, `units` on the host
+  EXPECT_FALSE(spin_settings().core_per_thread);
+  setenv("MPI_LOCALNRANKS", "1", 1);
+  CalibrateSpin(1);
+  EXPECT_EQ(spin_settings().core_per_thread, units >= 2);
+  if (launched != nullptr) {
+    setenv("MPI_LOCALNRANKS", saved.c_str(), 1);
+  } else {
+    unsetenv("MPI_LOCALNRANKS");
+  }
 }
 
 // A waiter whose condition stays unmet for several progress intervals
