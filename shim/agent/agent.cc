@@ -259,8 +259,9 @@ uint64_t AgentLockSpinNs() {
   constexpr uint64_t kDefaultNs = 1'000'000;
   static const uint64_t configured = [] {
     const char* v = std::getenv("RMASHIM_AGENT_LOCK_SPIN_US");
-    return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) * 1000
-                                      : kNotConfigured;
+    if (v == nullptr || *v == '\0') return kNotConfigured;
+    const long long us = std::strtoll(v, nullptr, 10);  // below 0: never
+    return us > 0 ? static_cast<uint64_t>(us) * 1000 : uint64_t{0};
   }();
   if (configured != kNotConfigured) return configured;
   return spin_settings().core_per_thread ? kDefaultNs : 0;

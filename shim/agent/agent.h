@@ -134,7 +134,9 @@ uint64_t AgentSpinNs();
 // thread's wake-up to the handover, while MPICH's origin spins in
 // MPI_Win_lock and its target grants from the unlock
 // (bench/results/agent_oddeven.md, the handover row). The cost: up to that
-// long of a spare core per request's turn; after it the polls sleep
+// long of a spare core per gate a request waits its turn at (an origin's
+// first exclusive lock on a window waits at each `all` shard's gate and
+// then the target's, agent_locks.h); after it the polls sleep
 // (AgentLocks::poll_interval_cap_ns), adding at most a sixteenth of the
 // wait to a long one.
 uint64_t AgentLockSpinNs();

@@ -55,7 +55,13 @@ void CalibrateSpin(int node_ranks) {
   const char* launched = std::getenv("MPI_LOCALNRANKS");
   const long host_ranks =
       std::max<long>(node_ranks, launched != nullptr ? std::atol(launched) : 0);
-  Settings().core_per_thread = units >= 2L * host_ranks;
+  // The agent's thread runs where this process may: a rank pinned to its
+  // core has no second one, whatever the node has.
+  long usable = units;
+  if (cpu_set_t allowed; sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
+    usable = std::min<long>(usable, CPU_COUNT(&allowed));
+  }
+  Settings().core_per_thread = usable >= 2L * host_ranks;
 }
 
 void SetSpinProgress(void (*progress)()) { g_spin_progress.store(progress); }

@@ -69,7 +69,9 @@ struct SpinSettings {
   // rank's core. Counted against the ranks the launcher started on the
   // host (hydra's MPI_LOCALNRANKS) where more than MPI's node has: the
   // simulated splits (MPIR_CVAR_ODD_EVEN_CLIQUES) make a node part of a
-  // host, whose units every part shares.
+  // host, whose units every part shares. And only the units this process
+  // may run on (its affinity): a rank pinned to one core has no second.
+  // A CPU quota (a cgroup's) is not seen.
   bool core_per_thread = false;
 };
 
@@ -77,7 +79,8 @@ struct SpinSettings {
 // until CalibrateSpin says otherwise).
 const SpinSettings& spin_settings();
 // Called once MPI says how many ranks share this node: compares them with
-// the node's processing units.
+// the node's processing units (and, for core_per_thread, with the host's
+// ranks from the environment and this process's affinity).
 void CalibrateSpin(int node_ranks);
 
 // Called every kProgressIntervalNs of waiting; set once at startup

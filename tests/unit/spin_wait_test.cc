@@ -6,8 +6,10 @@
 #include "shim/base/spin_wait.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -39,9 +41,12 @@ TEST(SpinWait, OversubscribedOnlyWithMoreRanksThanUnits) {
 
 // A core per thread means two units per rank of the host: MPI's node's ranks,
 // or more where the launcher started more on the host (MPI_LOCALNRANKS, as
-// under the simulated splits).
-TEST(SpinWait, CorePerThreadCountsTheHostsRanks) {
-  const long units = sysconf(_SC_NPROCESSORS_ONLN);
+// under the simulated splits), against the units this thread may run on.
+TEST(SpinWait, CorePerThreadCountsTheHostsRanksAndTheUsableUnits) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  const long units =
+      std::min<long>(sysconf(_SC_NPROCESSORS_ONLN), CPU_COUNT(&allowed));
   ASSERT_GE(units, 1);
   const char* launched = std::getenv("MPI_LOCALNRANKS");
   const std::string saved = launched != nullptr ? launched : "";
@@ -61,6 +66,21 @@ TEST(SpinWait, CorePerThreadCountsTheHostsRanks) {
   } else {
     unsetenv("MPI_LOCALNRANKS");
   }
+  // Pinned to one unit: no second one for another thread.
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  CalibrateSpin(1);
+  EXPECT_FALSE(spin_settings().core_per_thread);
+  ASSERT_EQ(sched_setaffinity(0, sizeof allowed, &allowed), 0);
+  CalibrateSpin(1);
+  EXPECT_EQ(spin_settings().core_per_thread, units >= 2);
 }
 
 // A waiter whose condition stays unmet for several progress intervals
