@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <thread>
 #include <unordered_map>
@@ -30,11 +31,18 @@
 namespace rmashim {
 namespace {
 
-constexpr uint64_t kNotConfigured = UINT64_MAX;
-
 long EnvLong(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' ? std::atol(v) : 0;
+}
+
+// A setting in microseconds, as nanoseconds (0 or below: 0); nullopt when
+// unset.
+std::optional<uint64_t> EnvMicrosecondsAsNs(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  const long long us = std::strtoll(v, nullptr, 10);
+  return us > 0 ? static_cast<uint64_t>(us) * 1000 : uint64_t{0};
 }
 
 // The agent's state. One per process.
@@ -257,22 +265,15 @@ bool ServeArrived(AgentState& s) {
 
 uint64_t AgentLockSpinNs() {
   constexpr uint64_t kDefaultNs = 1'000'000;
-  static const uint64_t configured = [] {
-    const char* v = std::getenv("RMASHIM_AGENT_LOCK_SPIN_US");
-    if (v == nullptr || *v == '\0') return kNotConfigured;
-    const long long us = std::strtoll(v, nullptr, 10);  // below 0: never
-    return us > 0 ? static_cast<uint64_t>(us) * 1000 : uint64_t{0};
-  }();
-  if (configured != kNotConfigured) return configured;
+  static const std::optional<uint64_t> configured =
+      EnvMicrosecondsAsNs("RMASHIM_AGENT_LOCK_SPIN_US");
+  if (configured) return *configured;
   return spin_settings().core_per_thread ? kDefaultNs : 0;
 }
 
 uint64_t AgentSpinNs() {
-  static const uint64_t configured = [] {
-    const char* v = std::getenv("RMASHIM_AGENT_SPIN_US");
-    return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) * 1000
-                                      : uint64_t{0};
-  }();
+  static const uint64_t configured =
+      EnvMicrosecondsAsNs("RMASHIM_AGENT_SPIN_US").value_or(0);
   return spin_settings().core_per_thread ? configured : 0;
 }
 
