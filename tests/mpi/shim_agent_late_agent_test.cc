@@ -69,7 +69,9 @@ TEST(AgentLateAgentTest, GivenUpConnectionEndsClosedAndTheNextCarriesTheCall) {
   HangWatchdog watchdog(kWatchdogSeconds, "links opened to a late agent");
   const long long applied_before = ReadAgentStats().applied;
   const long long granted_before = AgentLocksGranted();
-  if (Rank() == 0) ASSERT_EQ(HoldAgent(true), MPI_SUCCESS);
+  if (Rank() == 0) {
+    ASSERT_EQ(HoldAgent(true), MPI_SUCCESS);
+  }
   MPI_Barrier(MPI_COMM_WORLD);  // rank 0's thread held before any link
 
   const int64_t mine = Rank() + 1;
@@ -101,7 +103,9 @@ TEST(AgentLateAgentTest, GivenUpConnectionEndsClosedAndTheNextCarriesTheCall) {
               MPI_SUCCESS);
   }
   EXPECT_EQ(MPI_Win_fence(MPI_MODE_NOSUCCEED, win), MPI_SUCCESS);
-  if (Rank() == 0) EXPECT_EQ(*base, 2 * want);
+  if (Rank() == 0) {
+    EXPECT_EQ(*base, 2 * want);
+  }
   MPI_Win_free(&win);
 }
 
