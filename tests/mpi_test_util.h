@@ -98,14 +98,25 @@ inline long long AgentLocksWaiting() {
   if (fn != nullptr) fn(&waiting);
   return waiting;
 }
-// The TCP port this process's agent listens on (rmashim_agent_port); 0
-// where the shim is not loaded or runs no agent.
-inline int AgentPort() {
-  using Fn = int (*)(int*);
-  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_agent_port"));
-  int port = 0;
-  if (fn != nullptr) fn(&port);
-  return port;
+// Requests this process's agent refused or dropped unseen
+// (rmashim_agent_rejected); -1 where the shim is not loaded.
+inline long long AgentRejected() {
+  using Fn = int (*)(long long*);
+  auto fn =
+      reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_agent_rejected"));
+  long long rejected = -1;
+  if (fn != nullptr) fn(&rejected);
+  return rejected;
+}
+// Sends forged requests to an agent (rmashim_agent_send_forged).
+inline int SendForgedToAgent(int world_rank, int claimed_origin,
+                             unsigned long long token_xor, const void* frames,
+                             size_t bytes) {
+  using Fn = int (*)(int, int, unsigned long long, const void*, size_t);
+  auto fn =
+      reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_agent_send_forged"));
+  return fn != nullptr ? fn(world_rank, claimed_origin, token_xor, frames, bytes)
+                       : MPI_ERR_OTHER;
 }
 // Fails an agent link as a network failure would (rmashim_agent_fail_link);
 // MPI_ERR_OTHER where the shim is not loaded.

@@ -5,6 +5,7 @@
 #define RMASHIM_RMASHIM_H_
 
 #include <mpi.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,10 +44,21 @@ int rmashim_agent_lock_stats(long long *granted);
  * has queued until their turn in the lock words (as of its last pass). */
 int rmashim_agent_locks_waiting(long long *waiting);
 
-/* Sets *port to the TCP port this process's agent listens on, on every
- * address of its host (0 when it runs no agent): for firewall rules, and
- * for tests that connect to it. */
-int rmashim_agent_port(int *port);
+/* Sets *rejected to the requests this process's agent refused to apply
+ * (a window that is not live, a range outside the target's memory, a type
+ * or operation the window does not allow, a malformed request) or dropped
+ * before looking at them (another job's token, a sender that is no rank of
+ * this job). */
+int rmashim_agent_rejected(long long *rejected);
+
+/* For tests of the agent's checks: sends `bytes` of `frames` (requests,
+ * each a 4-byte length and that many bytes, in the format of
+ * shim/agent/agent_state.h) to world rank `world_rank`'s agent as if from
+ * world rank `claimed_origin`, with the job's token XORed with
+ * `token_xor`. MPI_ERR_OTHER where no agent runs or it could not be sent. */
+int rmashim_agent_send_forged(int world_rank, int claimed_origin,
+                              unsigned long long token_xor, const void *frames,
+                              size_t bytes);
 
 /* For tests of failure handling: fails one of this process's agent links
  * as a network failure would. agent_end 0: its link to world rank

@@ -6,7 +6,6 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,7 +19,6 @@
 #include <thread>
 #include <unordered_map>
 
-#include "shim/agent/agent_connections.h"
 #include "shim/agent/agent_serve.h"
 #include "shim/agent/agent_state.h"
 #include "shim/base/spin_wait.h"
@@ -65,60 +63,51 @@ bool ParkIfAsked(AgentState& s) {
   return !s.stopping;
 }
 
-// What came on `fd` when it is an origin's link: served, and the link
-// ended (closed here) when it closed. The caller holds s.serve_mutex.
-// Whether `fd` was a link.
-bool ServeReady(AgentState& s, ServedLinks& links, int fd) {
-  const auto origin = links.origins.find(fd);
-  if (origin == links.origins.end()) return false;
-  const LinkEnd end = ServeReceived(s, fd, origin->second.reader, links.frame);
-  if (end != LinkEnd::kOpen) {
-    EndLink(s, links.epoll, fd, origin->second, end);
-    links.origins.erase(origin);
-  }
-  return true;
-}
-
-// Waits for an event at most `ns` (epoll_pwait2, where the kernel has it;
-// else a millisecond).
-int WaitFor(int epoll, epoll_event* ready, int max, long ns) {
+// Sleeps until something may have arrived or a wake-up comes, at most
+// `ns` (-1: no limit; epoll_pwait2 where the kernel has it, else
+// milliseconds); at once when the transport has something already.
+void SleepUntilEvent(AgentState& s, int epoll, long ns) {
+  if (!s.transport->PrepareToSleep()) return;
+  epoll_event ready[2];
+  int n;
   static bool fine_grained = true;
-  if (fine_grained) {
-    const timespec timeout{0, ns};
-    const int n = epoll_pwait2(epoll, ready, max, &timeout, nullptr);
-    if (n >= 0 || errno != ENOSYS) return n;
-    fine_grained = false;
+  if (ns >= 0 && fine_grained) {
+    const timespec timeout{ns / 1'000'000'000, ns % 1'000'000'000};
+    n = epoll_pwait2(epoll, ready, 2, &timeout, nullptr);
+    if (n < 0 && errno == ENOSYS) fine_grained = false;
   }
-  return epoll_wait(epoll, ready, max, 1);
+  if (ns < 0 || !fine_grained) {
+    n = epoll_wait(epoll, ready, 2, ns < 0 ? -1 : std::max(1L, ns / 1'000'000));
+  }
+  for (int i = 0; i < n; ++i) {
+    if (ready[i].data.fd != s.wake_fd) continue;
+    uint64_t count;
+    [[maybe_unused]] ssize_t r = read(s.wake_fd, &count, sizeof count);
+  }
 }
 
-// Looks for an event without sleeping for at most 2 us, then returns (so
+// Looks for arrivals without sleeping for at most 2 us, then returns (so
 // that the caller polls its waiting locks and the park and stop paths stay
 // near).
-int PollAwake(int epoll, epoll_event* ready, int max) {
+void PollAwake(AgentState& s) {
   constexpr uint64_t kPassNs = 2'000;
   const uint64_t until = NowNs() + kPassNs;
-  int n;
-  while ((n = epoll_wait(epoll, ready, max, 0)) == 0 && NowNs() < until) {
+  do {
+    s.transport->Progress();
+    if (!s.transport->PrepareToSleep()) return;
     CpuRelax();
-  }
-  return n;
+  } while (NowNs() < until);
 }
 
 // A test's request (AgentFailLink): ends the link from the origin it names
 // as lost, as a network failure would, and answers whether there was one.
-void FailLinkIfAsked(AgentState& s, int epoll,
-                     std::unordered_map<int, OriginLink>& origins) {
+void FailLinkIfAsked(AgentState& s) {
   const int world_rank = s.fail_link_from.load();
   if (world_rank < 0) return;
-  bool found = false;
-  for (auto it = origins.begin(); it != origins.end(); ++it) {
-    if (it->second.world_rank != world_rank) continue;
-    EndLink(s, epoll, it->first, it->second, LinkEnd::kLost);
-    origins.erase(it);
-    found = true;
-    break;
-  }
+  const bool found = world_rank != s.world_rank &&
+                     world_rank < s.world_size &&
+                     !s.inbound_lost[world_rank].load();
+  if (found) s.transport->LoseLinkFrom(world_rank);
   s.fail_link_from.store(found ? kFailLinkDone : kFailLinkNone);
   s.fail_link_from.notify_all();
 }
@@ -130,46 +119,29 @@ struct LockPolls {
   bool waiting = false;
   uint64_t cap_ns = AgentLocks::kMaxPollNs;
   uint64_t next_waited_ns = AgentLocks::kNoneNext;
+  bool served = false;  // requests came in this pass
 };
 
-// One pass's work, under s.serve_mutex: the `n` events in `ready` (new
-// connections, hellos, origins' requests), then a test's link failure,
-// stale hellos and the waiting locks' polls.
-LockPolls ServeEvents(AgentState& s, ServedLinks& links, PendingHellos& hellos,
-                      const epoll_event* ready, int n) {
+// One pass's work, under s.serve_mutex: what arrived (origins' requests,
+// lost links), a test's link failure and the waiting locks' polls.
+LockPolls ServeEvents(AgentState& s) {
   s.thread_wants_serve.store(true);
   std::lock_guard<std::mutex> serving(s.serve_mutex);
   s.thread_wants_serve.store(false);
-  for (int i = 0; i < n; ++i) {
-    const int fd = ready[i].data.fd;
-    if (fd == s.wake_fd) {
-      uint64_t count;
-      [[maybe_unused]] ssize_t r = read(s.wake_fd, &count, sizeof count);
-    } else if (fd == s.listener.fd) {
-      hellos.Accept(s, links.epoll);
-    } else if (hellos.Has(fd)) {
-      if (int origin = -1; hellos.Read(s, links.epoll, fd, &origin)) {
-        links.origins[fd].world_rank = origin;
-      }
-    } else {
-      // Served already when a waiter took these frames first: then
-      // nothing is read, or the link is gone.
-      ServeReady(s, links, fd);
-    }
-  }
-  // After the events: a link it ends may have been among them.
-  FailLinkIfAsked(s, links.epoll, links.origins);
-  if (!hellos.empty()) hellos.CloseStale(links.epoll);
+  s.transport->Progress();
+  FailLinkIfAsked(s);
+  const bool served = ServeTaken(s);
   if (s.locks.waiting()) GrantWaitingLocks(s);
   s.locks_waiting.store(static_cast<long long>(s.locks.waiting_count()),
                         std::memory_order_relaxed);
   return {.waiting = s.locks.waiting(),
           .cap_ns = s.locks.poll_interval_cap_ns(),
-          .next_waited_ns = s.locks.shortest_next_wait_ns()};
+          .next_waited_ns = s.locks.shortest_next_wait_ns(),
+          .served = served};
 }
 
-// The agent's loop: blocked in epoll_wait until a request, a new
-// connection or a wake-up comes, so an idle agent costs nothing.
+// The agent's loop: asleep on the transport's descriptor until a request
+// or a wake-up comes, so an idle agent costs nothing.
 void Serve(AgentState& s) {
   // The polls below sleep microseconds; the kernel lets a thread's timed
   // sleeps run late by its timer slack (50 us unless set: prctl(2)), which
@@ -179,65 +151,59 @@ void Serve(AgentState& s) {
   constexpr unsigned long kTimerSlackNs = 1'000;
   prctl(PR_SET_TIMERSLACK, kTimerSlackNs, 0, 0, 0);
   const int epoll = epoll_create1(EPOLL_CLOEXEC);
-  for (int fd : {s.listener.fd, s.wake_fd}) {
+  for (int fd : {s.transport->wait_fd(), s.wake_fd}) {
     epoll_event e{};
     e.events = EPOLLIN;
     e.data.fd = fd;
     epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &e);
   }
-  ServedLinks links;  // origins' links, closed when the loop ends
-  links.epoll = epoll;
   {
     std::lock_guard<std::mutex> serving(s.serve_mutex);
-    s.served_links = &links;
+    s.serving = true;
   }
-  PendingHellos hellos;  // connections not yet links
-  epoll_event ready[64];
   // While lock requests wait, the loop polls them between events: first
   // after kFirstPollNs, then at intervals that double up to the cap the
   // waiting requests allow (AgentLocks::poll_interval_cap_ns), back to the
-  // first after every event. Read under serve_mutex at the end of each
-  // pass: a waiter that serves (ServeArrived) may queue requests meanwhile,
-  // and then wakes this thread. For the first AgentLockSpinNs of a
-  // request's turn (next in its gate: only holders to leave) the loop polls
-  // awake instead: a release then costs no thread's wake-up.
+  // first after every pass that served requests. Read under serve_mutex at
+  // the end of each pass: a waiter that serves (ServeArrived) may queue
+  // requests meanwhile, and then wakes this thread. For the first
+  // AgentLockSpinNs of a request's turn (next in its gate: only holders to
+  // leave) the loop polls awake instead: a release then costs no thread's
+  // wake-up.
   constexpr uint64_t kFirstPollNs = 2'000;
   uint64_t poll_ns = kFirstPollNs;
-  bool locks_waiting = false;
-  bool poll_awake = false;
-  uint64_t poll_cap_ns = AgentLocks::kMaxPollNs;
+  LockPolls polls;
   while (ParkIfAsked(s)) {
-    // While hellos are pending, at least once a second (CloseStale).
-    const int n =
-        poll_awake ? PollAwake(epoll, ready, 64)
-        : locks_waiting
-            ? WaitFor(epoll, ready, 64, static_cast<long>(poll_ns))
-            : epoll_wait(epoll, ready, 64, hellos.empty() ? -1 : 1000);
-    if (locks_waiting) {
-      poll_ns = n > 0 ? kFirstPollNs : std::min(2 * poll_ns, poll_cap_ns);
+    const bool poll_awake =
+        polls.waiting && polls.next_waited_ns < AgentLockSpinNs();
+    if (poll_awake) {
+      PollAwake(s);
+    } else {
+      SleepUntilEvent(s, epoll,
+                      polls.waiting ? static_cast<long>(poll_ns) : -1);
     }
     while (s.thread_held.load()) {
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
-    const LockPolls polls = ServeEvents(s, links, hellos, ready, n);
+    const bool was_waiting = polls.waiting;
+    polls = ServeEvents(s);
     // Requests that begin to wait are polled first after kFirstPollNs.
-    if (!locks_waiting && polls.waiting) poll_ns = kFirstPollNs;
-    locks_waiting = polls.waiting;
-    poll_cap_ns = polls.cap_ns;
-    poll_awake = locks_waiting && polls.next_waited_ns < AgentLockSpinNs();
+    poll_ns = polls.served || !was_waiting
+                  ? kFirstPollNs
+                  : std::min(2 * poll_ns, polls.cap_ns);
     // The next request of a burst comes soon: look for it a while before
     // sleeping (AgentSpinNs), without taking the park or stop path.
     const uint64_t spin = AgentSpinNs();
-    if (spin > 0 && n > 0 && !locks_waiting) {
+    if (spin > 0 && polls.served && !polls.waiting) {
       const uint64_t until = NowNs() + spin;
-      while (NowNs() < until && epoll_wait(epoll, ready, 64, 0) == 0) {
-        CpuRelax();
-      }
+      do {
+        s.transport->Progress();
+      } while (s.transport->PrepareToSleep() && NowNs() < until &&
+               (CpuRelax(), true));
     }
   }
   std::lock_guard<std::mutex> serving(s.serve_mutex);
-  s.served_links = nullptr;
-  for (const auto& [link, origin] : links.origins) close(link);
+  s.serving = false;
   close(epoll);
 }
 
@@ -246,14 +212,9 @@ void Serve(AgentState& s) {
 bool ServeArrived(AgentState& s) {
   if (s.thread_wants_serve.load()) return false;
   std::unique_lock<std::mutex> serving(s.serve_mutex, std::try_to_lock);
-  if (!serving.owns_lock() || s.served_links == nullptr) return false;
-  ServedLinks& links = *s.served_links;
-  epoll_event ready[64];
-  const int n = epoll_wait(links.epoll, ready, 64, 0);
-  bool served = false;
-  for (int i = 0; i < n; ++i) {
-    served = ServeReady(s, links, ready[i].data.fd) || served;
-  }
+  if (!serving.owns_lock() || !s.serving) return false;
+  s.transport->Progress();
+  const bool served = ServeTaken(s);
   // Requests it queued or a release it applied: grants those now in, and
   // wakes the thread for its polls of the rest.
   if (served && s.locks.waiting()) {
@@ -296,33 +257,35 @@ bool AgentWanted() {
 void StartAgent() {
   AgentState& s = TheAgent();
   if (s.running) return;
-  int size = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &s.world_rank);
-  PMPI_Comm_size(MPI_COMM_WORLD, &size);
-  s.wake_fd = eventfd(0, EFD_CLOEXEC);
-  // A process may start the agent again after StopAgent (libdart: a
-  // program that owns MPI calls dart_init and dart_exit several times); the
-  // listener stays open in between, at the same endpoint.
-  int ok = s.wake_fd >= 0 && (s.listener.fd >= 0 || s.listener.Open());
-  PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (!ok) {  // everywhere: windows then agree not to use agents
-    if (s.world_rank == 0) {
-      std::fprintf(stderr, "rmashim: agent: not started (no TCP listener)\n");
-    }
-    return;
-  }
+  PMPI_Comm_size(MPI_COMM_WORLD, &s.world_size);
   if (s.world_rank == 0) {
     std::random_device random;
     s.token =
         (uint64_t{random()} << 32) ^ random() ^ static_cast<uint64_t>(getpid());
   }
   PMPI_Bcast(&s.token, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  s.endpoints.resize(size);
-  PMPI_Allgather(&s.listener.endpoint, sizeof(AgentEndpoint), MPI_BYTE,
-                 s.endpoints.data(), sizeof(AgentEndpoint), MPI_BYTE,
-                 MPI_COMM_WORLD);
-  s.links.assign(size, -1);
+  // A process may start the agent again after StopAgent (libdart: a
+  // program that owns MPI calls dart_init and dart_exit several times):
+  // a new transport each time.
+  s.transport = AgentTransport::Open(s.world_rank, s.world_size, s.token,
+                                     AgentSpinNs());
+  s.wake_fd = eventfd(0, EFD_CLOEXEC);
+  int ok = s.transport != nullptr && s.wake_fd >= 0;
+  PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!ok) {  // everywhere: windows then agree not to use agents
+    if (s.world_rank == 0) {
+      std::fprintf(stderr, "rmashim: agent: not started (no UCX transport)\n");
+    }
+    if (s.transport != nullptr) s.transport->Close();
+    s.transport.reset();
+    if (s.wake_fd >= 0) close(s.wake_fd);
+    s.wake_fd = -1;
+    return;
+  }
+  const auto size = static_cast<size_t>(s.world_size);
   s.queued.assign(size, {});
+  s.rejected_unanswered.assign(size, 0);
   s.inbound_lost = std::make_unique<std::atomic<bool>[]>(size);
   s.inbound_losses.store(0);
   s.locks = AgentLocks();
@@ -351,16 +314,8 @@ void StopAgent() {
   s.thread.join();
   served_windows().Close();
   s.running = false;
-  // Each link ends with a goodbye: the agents still serving take its end
-  // for an orderly one, not a lost link.
-  const RequestHeader goodbye{.kind = RequestKind::kGoodbye};
-  for (int& fd : s.links) {
-    if (fd >= 0) {
-      (void)WriteFrame(fd, &goodbye, sizeof goodbye);
-      close(fd);
-    }
-    fd = -1;
-  }
+  s.transport->Close();  // collective: no link ends as lost
+  s.transport.reset();
   close(s.wake_fd);
   s.wake_fd = -1;
 }
@@ -370,7 +325,7 @@ bool AgentRunning() { return TheAgent().running; }
 int FailLinkFrom(int world_rank) {
   AgentState& s = TheAgent();
   if (!s.running || world_rank < 0 ||
-      static_cast<size_t>(world_rank) >= s.endpoints.size()) {
+      world_rank >= s.world_size) {
     return MPI_ERR_OTHER;
   }
   s.fail_link_from.store(world_rank);
@@ -396,9 +351,10 @@ long long AgentLocksGranted() { return TheAgent().locks_granted.load(); }
 
 long long AgentLocksWaiting() { return TheAgent().locks_waiting.load(); }
 
-int AgentPort() {
+long long AgentRejected() {
   const AgentState& s = TheAgent();
-  return s.running ? s.listener.endpoint.port : 0;
+  return s.rejected.load() +
+         (s.transport != nullptr ? s.transport->rejected() : 0);
 }
 
 AgentParked::AgentParked() {

@@ -148,8 +148,10 @@ long long AgentLocksGranted();
 // Remote origins' lock requests it has queued (dropped ones included: they
 // wait for their turn too), as of its loop's last pass.
 long long AgentLocksWaiting();
-// The TCP port its listener has (0 when the agent does not run).
-int AgentPort();
+// Requests this process's agent refused (agent_serve.cc: Reject) or its
+// transport dropped before the agent saw them (another job's token, no
+// rank of this job: agent_transport.h).
+long long AgentRejected();
 
 // Holds the agent parked at the top of its loop (touching no memory of the
 // application) for a scope: shared_user_memory.h copies
@@ -240,6 +242,11 @@ int AgentCompletePscw(ManagedWindow& w);
 // process's agent ends its link from `world_rank` without a goodbye.
 // MPI_ERR_OTHER where there was no such link or no agent.
 int AgentFailLink(int world_rank, bool agent_end);
+// Tests: sends `frames` (length-prefixed requests) to world rank
+// `world_rank`'s agent as if from `claimed_origin`, with the job's token
+// XORed with `token_xor`, after what is queued for it.
+int AgentSendForged(int world_rank, int claimed_origin, uint64_t token_xor,
+                    std::span<const std::byte> frames);
 // Tests: while `held`, this process's agent thread serves nothing (it
 // waits after each event until released), so only an epoch end that
 // serves what arrived (ServeArrived) applies remote updates. Release it

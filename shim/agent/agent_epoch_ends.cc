@@ -30,7 +30,7 @@ int SendPending(AgentState& s, ManagedWindow& w,
     if (!w.agent_pending(target)) continue;
     w.AgentPendingDone(target);
     const int world = w.world_rank(target);
-    if (!s.queued[world].empty() && SendQueued(s, world) < 0) {
+    if (!s.queued[world].empty() && !SendQueued(s, world)) {
       rc = MPI_ERR_OTHER;
     }
   }
@@ -42,7 +42,7 @@ int SendPending(AgentState& s, ManagedWindow& w,
 // caller holds s.origin_mutex and w's state mutex.
 UpdateCount& UpdateCountFor(AgentState& s, ManagedWindow& w, int target) {
   UpdateCount& count = w.agent_fence().sent[target];
-  count.lost_links = s.links[w.world_rank(target)] == kLinkLost ? 1 : 0;
+  count.lost_links = s.transport->LinkToLost(w.world_rank(target)) ? 1 : 0;
   return count;
 }
 

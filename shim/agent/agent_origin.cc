@@ -28,8 +28,7 @@ void NotePending(ManagedWindow& w, int target, bool counted) {
 }
 
 // The most one update request carries (runs and packed elements): far
-// below the link's frame limit (kMaxFrame, agent_link.cc) and the int
-// length of a fetched reply.
+// below a frame's 32-bit length and the int length of a fetched reply.
 constexpr size_t kUpdateRequestBytes = size_t{16} << 20;
 
 // One update request: the whole of AgentUpdate's call, or one piece of it.
@@ -166,7 +165,7 @@ int FlushPending(ManagedWindow& w, int first, int last) {
   std::vector<int> agents;
   for (const int target : targets) {
     Enqueue(s, w.world_rank(target), Message(h, 0));
-    if (SendQueued(s, w.world_rank(target)) >= 0) {
+    if (SendQueued(s, w.world_rank(target))) {
       agents.push_back(w.world_rank(target));
     }
   }
@@ -209,7 +208,7 @@ int AgentLock(ManagedWindow& w, int target, AgentLockKind lock) {
   std::lock_guard<std::mutex> guard(s.origin_mutex);
   const int agent = w.world_rank(AgentLockServer(w, target, lock));
   Enqueue(s, agent, LockMessage(w, RequestKind::kLock, target, lock));
-  return SendQueued(s, agent) < 0 ? MPI_ERR_OTHER : AwaitGrant(s, agent);
+  return SendQueued(s, agent) ? AwaitGrant(s, agent) : MPI_ERR_OTHER;
 }
 
 // Updates queued for the target go out ahead of the release when the
@@ -265,7 +264,7 @@ int AgentUnlockAll(ManagedWindow& w) {
   for (const int agent : w.remote_lock_agents()) {
     Enqueue(s, w.world_rank(agent),
             LockMessage(w, RequestKind::kUnlock, agent, AgentLockKind::kAll));
-    if (SendQueued(s, w.world_rank(agent)) >= 0) {
+    if (SendQueued(s, w.world_rank(agent))) {
       agents.push_back(w.world_rank(agent));
     } else {
       all_sent = false;

@@ -17,21 +17,20 @@ namespace rmashim {
 // Appends one request to those queued for the agent of `world_rank`.
 void Enqueue(AgentState& s, int world_rank, const std::vector<std::byte>& msg);
 
-// Sends what is queued for `world_rank`'s agent; its link, or -1 when the
-// link is lost.
-int SendQueued(AgentState& s, int world_rank);
+// Sends what is queued for `world_rank`'s agent; false when the link is
+// lost.
+bool SendQueued(AgentState& s, int world_rank);
 
 // The empty answers to one request sent to each agent of `world_ranks`;
 // the first error.
 int AwaitEach(AgentState& s, const std::vector<int>& world_ranks);
 
 // Waits for an answer that may take long (a lock's grant) from
-// `world_rank`'s agent, letting MPI progress meanwhile (ReadAll,
-// agent_link.h): the holders this lock waits for may be completing
-// operations they handed to MPI at this process, which over emulated RMA
-// need this process to enter MPI, as a node-local waiter's spin does
-// (spin_wait.h). A blocking read, not a poll with a timeout before it:
-// that took twice as long to wake on an answer.
+// `world_rank`'s agent, letting MPI progress meanwhile
+// (AgentTransport::Receive's on_wait): the holders this lock waits for may
+// be completing operations they handed to MPI at this process, which over
+// emulated RMA need this process to enter MPI, as a node-local waiter's
+// spin does (spin_wait.h).
 int AwaitGrant(AgentState& s, int world_rank);
 
 // One request to the agent of `world_rank`, and its reply into `reply`

@@ -16,13 +16,12 @@
 #include <thread>
 #include <vector>
 
-#include "shim/agent/agent_link.h"
 #include "shim/agent/agent_locks.h"
+#include "shim/agent/agent_transport.h"
 
 namespace rmashim {
 
 class ManagedWindow;
-struct ServedLinks;
 
 enum class RequestKind : uint32_t {
   kUpdate,       // accumulate family: runs, then origin elements
@@ -30,7 +29,6 @@ enum class RequestKind : uint32_t {
   kFlush,        // answered once everything before it is applied
   kLock,         // answered once granted (agent_locks.h)
   kUnlock,       // answered once released
-  kGoodbye,      // the origin closes the link (StopAgent): not a lost one
 };
 
 // The fixed part of every request; runs (ElementRun) and data follow.
@@ -52,8 +50,6 @@ struct RequestHeader {
 static_assert(sizeof(MPI_Datatype) == sizeof(int32_t) &&
               sizeof(MPI_Op) == sizeof(int32_t));
 
-// AgentState::links: a link that failed.
-inline constexpr int kLinkLost = -2;
 // AgentState::fail_link_from when no request is pending, and its answers.
 inline constexpr int kFailLinkIdle = -1, kFailLinkDone = -2, kFailLinkNone = -3;
 
@@ -65,23 +61,28 @@ struct AgentState {
   std::atomic<long long> locks_waiting{0};  // requests queued, as of the
                                             // thread's last pass
 
-  // Target side: where it listens, and an eventfd that wakes its thread
-  // (to park or to stop).
-  AgentListener listener;
+  // The messages between origins and agents (agent_transport.h), while the
+  // agent runs; an eventfd that wakes its thread (to park or to stop).
+  std::unique_ptr<AgentTransport> transport;
   int wake_fd = -1;
   bool stopping = false;  // under park_mutex
-  // Every process's endpoint (by world rank) and the job's token.
-  std::vector<AgentEndpoint> endpoints;
-  uint64_t token = 0;
+  uint64_t token = 0;  // the job's
   int world_rank = 0;
+  int world_size = 0;
 
-  // What the thread serves: the origins' links (agent_serve.h), while it
-  // runs, and the locks it holds and waits for for remote origins. Under
+  // What the thread serves: the requests that arrived (agent_serve.h),
+  // and the locks it holds and waits for for remote origins. Under
   // serve_mutex: the thread holds it while it serves (not while it waits
   // for events), and so does an epoch end that serves what arrived while it
-  // waits (ServeArrived).
+  // waits (ServeArrived). `serving` says the thread's loop runs.
   std::mutex serve_mutex;
-  ServedLinks* served_links = nullptr;
+  bool serving = false;
+  // Requests the agent would not apply (agent_serve.cc: Reject), and the
+  // first one's reason, told once.
+  std::atomic<long long> rejected{0};
+  // By origin (world rank): a request that waits for no answer was
+  // refused since that origin's last flush, which then fails.
+  std::vector<uint8_t> rejected_unanswered;
   // Set while the thread waits for serve_mutex: a waiter then leaves the
   // serving to it (std::mutex is not fair, and a waiter that takes it again
   // and again could keep the thread from accepting connections and
@@ -117,12 +118,8 @@ struct AgentState {
   bool parked = false;
 
   // Origin side: one exchange with an agent at a time, so replies match
-  // their requests when several application threads call MPI; the
-  // connection to each process's agent, opened at first use (-1: none;
-  // kLinkLost: it failed, and is never opened again: a new stream could
-  // overtake what the lost one still carried).
+  // their requests when several application threads call MPI.
   std::mutex origin_mutex;
-  std::vector<int> links;
   // Updates that wait for no reply, by world rank, queued as frames until
   // the next exchange with that agent that waits (a fetching operation, a
   // flush) or until kQueueBytes: MPI completes them only at the origin's
@@ -137,7 +134,7 @@ inline constexpr size_t kQueueBytes = size_t{64} * 1024;
 AgentState& TheAgent();
 
 // The agent's work done by a thread that waits for it (AwaitAgentArrivals;
-// agent.cc): serves the frames that have arrived on origins' links, as the
+// agent.cc): serves the requests that have arrived from origins, as the
 // agent's thread would, unless that thread is serving now; false then, and
 // when no link was ready. The waiter then need not wait for the agent's
 // thread to be scheduled: on cores that the ranks keep busy, a sleeping

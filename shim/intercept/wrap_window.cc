@@ -303,9 +303,17 @@ int rmashim_agent_locks_waiting(long long* waiting) {
   return MPI_SUCCESS;
 }
 
-int rmashim_agent_port(int* port) {
-  *port = AgentPort();
+int rmashim_agent_rejected(long long* rejected) {
+  *rejected = AgentRejected();
   return MPI_SUCCESS;
+}
+
+int rmashim_agent_send_forged(int world_rank, int claimed_origin,
+                              unsigned long long token_xor, const void* frames,
+                              size_t bytes) {
+  return AgentSendForged(
+      world_rank, claimed_origin, token_xor,
+      {static_cast<const std::byte*>(frames), bytes});
 }
 
 int rmashim_agent_fail_link(int world_rank, int agent_end) {
