@@ -90,8 +90,7 @@ int AgentFailLink(int world_rank, bool agent_end) {
   }
   std::lock_guard<std::mutex> guard(s.origin_mutex);
   if (s.transport->LinkToLost(world_rank)) return MPI_ERR_OTHER;
-  s.queued[world_rank].clear();
-  s.transport->LoseLinkTo(world_rank);
+  s.transport->BreakLinkTo(world_rank);
   return MPI_SUCCESS;
 }
 

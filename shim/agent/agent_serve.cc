@@ -172,12 +172,14 @@ void Apply(AgentState& s, int origin, const RequestHeader& h,
       }
       if (h.fetching) result.resize(static_cast<size_t>(h.elements) * e->size);
       ApplyUpdate(h, body, t, *e, runs, h.fetching ? result.data() : nullptr);
+      // Counted before an epoch end that waits for it can learn of it.
+      s.applied.fetch_add(1);
       if (h.counted) CountApplied(s, w);
     }
   }
+  if (h.kind == RequestKind::kCompareSwap) s.applied.fetch_add(1);
   // The updates are visible before the origin learns they are done.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  s.applied.fetch_add(1, std::memory_order_relaxed);
   if (Answered(h)) (void)s.transport->Answer(origin, MPI_SUCCESS, result);
 }
 

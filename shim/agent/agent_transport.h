@@ -69,10 +69,13 @@ class AgentTransport {
                        void (*on_wait)()) = 0;
   // Whether the link to `agent`'s agent is lost.
   virtual bool LinkToLost(int agent) const = 0;
-  // Loses the link to `agent`'s agent, as a network failure would: the
-  // agent learns of it as of a failed link. Tests, and answers that make
-  // no sense.
+  // Loses the link to `agent`'s agent now (an answer that makes no
+  // sense); the agent learns of it as of a failed link.
   virtual void LoseLinkTo(int agent) = 0;
+  // Tests: breaks the link to `agent`'s agent as a network failure would:
+  // the agent learns of it at once, this origin at its next send or wait
+  // for an answer on it (what was queued until then is lost with it).
+  virtual void BreakLinkTo(int agent) = 0;
 
   // Agent side; the caller holds AgentState::serve_mutex.
   //

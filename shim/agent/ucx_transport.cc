@@ -114,6 +114,7 @@ class UcxTransport final : public AgentTransport {
     return peers_[agent].to_lost.load();
   }
   void LoseLinkTo(int agent) override;
+  void BreakLinkTo(int agent) override;
 
   int wait_fd() const override { return agent_epoll_; }
   bool PrepareToSleep() override;
@@ -134,6 +135,7 @@ class UcxTransport final : public AgentTransport {
     ucp_ep_h ep = nullptr;  // under ep_mutex_
     bool ep_failed = false;
     std::atomic<bool> to_lost{false};    // this origin -> its agent
+    std::atomic<bool> broken{false};     // lost at its next use
     std::atomic<bool> from_lost{false};  // it -> this agent
     uint32_t send_seq = 0;    // under origin_mutex
     uint32_t answer_seq = 0;  // under serve_mutex
@@ -401,6 +403,7 @@ void UcxTransport::SendLost(int peer, int32_t link) {
 
 bool UcxTransport::Send(int agent, std::vector<std::byte>&& frames) {
   Peer& p = peers_[agent];
+  if (p.broken.load()) LoseLinkTo(agent);
   if (p.to_lost.load()) return false;
   auto m = std::make_unique<InFlight>();
   m->header.request = {.token = token_, .origin = self_, .seq = p.send_seq};
@@ -439,6 +442,7 @@ bool UcxTransport::TakeAnswer(Peer& p, AgentAnswer* answer, bool* lost) {
 bool UcxTransport::Receive(int agent, AgentAnswer* answer,
                            void (*on_wait)()) {
   Peer& p = peers_[agent];
+  if (p.broken.load()) LoseLinkTo(agent);
   bool lost = false;
   const uint64_t spin_until = NowNs() + spin_ns_;
   uint64_t next_callback = NowNs() + kWaitCallbackNs;
@@ -472,6 +476,11 @@ void UcxTransport::LoseLinkTo(int agent) {
                "rmashim: agent: link to world rank %d's agent lost (from "
                "world rank %d)\n",
                agent, self_);
+  if (!peers_[agent].broken.load()) SendLost(agent, kSendersLink);
+}
+
+void UcxTransport::BreakLinkTo(int agent) {
+  if (!Valid(agent) || peers_[agent].broken.exchange(true)) return;
   SendLost(agent, kSendersLink);
 }
 
