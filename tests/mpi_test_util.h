@@ -108,6 +108,15 @@ inline long long AgentRejected() {
   if (fn != nullptr) fn(&rejected);
   return rejected;
 }
+// The id `rank`'s agent knows `win` by (rmashim_win_agent_id); -1 where
+// none.
+inline int AgentWindowId(MPI_Win win, int rank) {
+  using Fn = int (*)(MPI_Win, int, int*);
+  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_win_agent_id"));
+  int id = -1;
+  if (fn != nullptr) fn(win, rank, &id);
+  return id;
+}
 // Sends forged requests to an agent (rmashim_agent_send_forged).
 inline int SendForgedToAgent(int world_rank, int claimed_origin,
                              unsigned long long token_xor, const void* frames,

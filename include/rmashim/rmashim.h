@@ -23,6 +23,12 @@ int rmashim_win_is_managed(MPI_Win win, int *flag);
  * MPI_ERR_RANK for a rank outside the group. */
 int rmashim_win_target_mapped(MPI_Win win, int rank, int *flag);
 
+/* Sets *id to the id by which `rank`'s agent knows the window (requests
+ * name it so: shim/agent/agent_wire.h), or -1 where no agent serves the
+ * window. For tests that forge requests. MPI_ERR_RANK for a rank outside
+ * the group. */
+int rmashim_win_agent_id(MPI_Win win, int rank, int *id);
+
 /* Sets *count to the data-movement calls (put, get, the accumulate family)
  * this process has handed to MPI on `win` since it was created; 0 for a
  * window the shim does not manage (every call goes to MPI there). */

@@ -40,13 +40,12 @@
 #include <utility>
 #include <vector>
 
+#include "shim/agent/agent_wire.h"
 #include "shim/sync/shm_lock.h"
 
 namespace rmashim {
 
 class ManagedWindow;
-
-enum class AgentLockKind : int32_t { kShared = 1, kExclusive = 2, kAll = 3 };
 
 // One lock or release from a remote origin: the link it came on (one per
 // origin process), the window (by its id at this agent) and the target's

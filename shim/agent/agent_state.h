@@ -1,4 +1,4 @@
-// The agent's state and request format, shared by its thread (agent.cc,
+// The agent's state, shared by its thread (agent.cc,
 // agent_serve.cc) and the origin side (agent_origin.cc, agent_requests.cc,
 // agent_epoch_ends.cc); agent.h has the design. Internal
 // to the agent's files.
@@ -18,37 +18,11 @@
 
 #include "shim/agent/agent_locks.h"
 #include "shim/agent/agent_transport.h"
+#include "shim/agent/agent_wire.h"
 
 namespace rmashim {
 
 class ManagedWindow;
-
-enum class RequestKind : uint32_t {
-  kUpdate,       // accumulate family: runs, then origin elements
-  kCompareSwap,  // one element: origin, then compare
-  kFlush,        // answered once everything before it is applied
-  kLock,         // answered once granted (agent_locks.h)
-  kUnlock,       // answered once released
-};
-
-// The fixed part of every request; runs (ElementRun) and data follow.
-struct RequestHeader {
-  RequestKind kind = RequestKind::kFlush;
-  int32_t window = -1;  // the target's agent id for the window
-  int64_t disp = 0;     // in the target's displacement units
-  MPI_Datatype element = MPI_DATATYPE_NULL;  // predefined: same everywhere
-  MPI_Op op = MPI_OP_NULL;  // predefined; MPI_NO_OP: no origin data
-  int64_t elements = 0;
-  int64_t element_size = 0;
-  int64_t runs = 0;
-  int32_t fetching = 0;  // 1: reply with the old values
-  int32_t counted = 0;   // 1: issued in a fence or PSCW epoch, so counted
-                         // where sent and where applied (AgentFenceCounts)
-  AgentLockKind lock = AgentLockKind::kShared;  // kLock, kUnlock; their
-                                                // target's rank is `disp`
-};
-static_assert(sizeof(MPI_Datatype) == sizeof(int32_t) &&
-              sizeof(MPI_Op) == sizeof(int32_t));
 
 // AgentState::fail_link_from when no request is pending, and its answers.
 inline constexpr int kFailLinkIdle = -1, kFailLinkDone = -2, kFailLinkNone = -3;

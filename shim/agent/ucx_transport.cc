@@ -564,10 +564,11 @@ bool UcxTransport::SendForged(int agent, int claimed_origin,
                               std::span<const std::byte> frames) {
   if (!Valid(agent)) return false;
   auto m = std::make_unique<InFlight>();
-  // As the claimed origin's next batch where that is this process, so the
-  // forgery is taken in its turn; else the sequence number a first batch
-  // has.
-  const uint32_t seq = claimed_origin == self_ ? peers_[agent].send_seq++ : 0;
+  // As this process's next batch where it claims to be this process with
+  // the right token, so the forgery is taken in its turn; else (refused
+  // before its turn is looked at) the sequence number a first batch has.
+  const bool in_turn = claimed_origin == self_ && token_xor == 0;
+  const uint32_t seq = in_turn ? peers_[agent].send_seq++ : 0;
   m->header.request = {
       .token = token_ ^ token_xor, .origin = claimed_origin, .seq = seq};
   m->header_bytes = sizeof(RequestBatch);

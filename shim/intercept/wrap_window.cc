@@ -287,6 +287,15 @@ int rmashim_win_passed_to_mpi(MPI_Win win, long long* count) {
   return MPI_SUCCESS;
 }
 
+int rmashim_win_agent_id(MPI_Win win, int rank, int* id) {
+  *id = -1;
+  const ManagedWindow* w = FindManaged(win);
+  if (w == nullptr || !w->agent_served()) return MPI_SUCCESS;
+  if (rank < 0 || rank >= w->comm_size()) return MPI_ERR_RANK;
+  *id = w->agent_id(rank);
+  return MPI_SUCCESS;
+}
+
 int rmashim_agent_stats(int* running, long long* applied) {
   *running = AgentRunning();
   *applied = AgentApplied();
