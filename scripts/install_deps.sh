@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   bazel-bootstrap g++ mpich libmpich-dev hwloc libhwloc-dev
+  libucx-dev  # the agent's transport (shim/agent/ucx_transport.cc), MPICH's own UCX
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-matplotlib
   valgrind
   clang-format clang-tidy  # tools/check_style.sh (.clang-format, .clang-tidy)

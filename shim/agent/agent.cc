@@ -86,12 +86,11 @@ void SleepUntilEvent(AgentState& s, int epoll, long ns) {
   }
 }
 
-// Looks for arrivals without sleeping for at most 2 us, then returns (so
+// Looks for arrivals without sleeping for at most `ns`, then returns (so
 // that the caller polls its waiting locks and the park and stop paths stay
 // near).
-void PollAwake(AgentState& s) {
-  constexpr uint64_t kPassNs = 2'000;
-  const uint64_t until = NowNs() + kPassNs;
+void PollAwake(AgentState& s, uint64_t ns) {
+  const uint64_t until = NowNs() + ns;
   do {
     s.transport->Progress();
     if (!s.transport->PrepareToSleep()) return;
@@ -177,10 +176,12 @@ void Serve(AgentState& s) {
     const bool poll_awake =
         polls.waiting && polls.next_waited_ns < AgentLockSpinNs();
     if (poll_awake) {
-      PollAwake(s);
+      constexpr uint64_t kPassNs = 2'000;
+      PollAwake(s, kPassNs);
     } else {
       SleepUntilEvent(s, epoll,
-                      polls.waiting ? static_cast<long>(poll_ns) : -1);
+                      polls.waiting ? static_cast<long>(poll_ns)
+                                    : AgentTransport::kMaxSleepNs);
     }
     while (s.thread_held.load()) {
       std::this_thread::sleep_for(std::chrono::microseconds(100));
@@ -194,13 +195,7 @@ void Serve(AgentState& s) {
     // The next request of a burst comes soon: look for it a while before
     // sleeping (AgentSpinNs), without taking the park or stop path.
     const uint64_t spin = AgentSpinNs();
-    if (spin > 0 && polls.served && !polls.waiting) {
-      const uint64_t until = NowNs() + spin;
-      do {
-        s.transport->Progress();
-      } while (s.transport->PrepareToSleep() && NowNs() < until &&
-               (CpuRelax(), true));
-    }
+    if (spin > 0 && polls.served && !polls.waiting) PollAwake(s, spin);
   }
   std::lock_guard<std::mutex> serving(s.serve_mutex);
   s.serving = false;

@@ -80,12 +80,14 @@ class AgentTransport {
   // Agent side; the caller holds AgentState::serve_mutex.
   //
   // A descriptor that becomes readable when something may have arrived,
-  // once PrepareToSleep said true.
+  // once PrepareToSleep said true. The agent sleeps on it at most
+  // kMaxSleepNs at a time: a peer on this host is found gone by looking.
+  static constexpr long kMaxSleepNs = 1'000'000'000;
   virtual int wait_fd() const = 0;
   // Whether the agent may sleep on wait_fd now: false when something
   // arrived that Progress has not taken in yet.
   virtual bool PrepareToSleep() = 0;
-  // Takes in what has arrived, without waiting.
+  // Takes in what has arrived, without waiting (any thread).
   virtual void Progress() = 0;
   // The next batch taken in, in each origin's order; false when none.
   virtual bool TakeArrived(ArrivedBatch* batch) = 0;

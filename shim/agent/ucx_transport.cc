@@ -34,14 +34,19 @@
 #include <sys/eventfd.h>
 #include <poll.h>
 #include <ucp/api/ucp.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
+#include <string>
 #include <mutex>
 
 #include "shim/agent/agent_transport.h"
@@ -132,6 +137,8 @@ class UcxTransport final : public AgentTransport {
   struct Peer {
     UcxTransport* owner = nullptr;  // for OnPeerError
     int rank = -1;
+    bool same_host = false;
+    pid_t pid = 0;
     ucp_ep_h ep = nullptr;  // under ep_mutex_
     bool ep_failed = false;
     std::atomic<bool> to_lost{false};    // this origin -> its agent
@@ -176,6 +183,11 @@ class UcxTransport final : public AgentTransport {
   static void Signal(int fd);
   static void Drain(int fd);
   void Destroy();
+  // Peers on this host (reached without UCX's failure handling) whose
+  // process is gone lose both links, checked at most every
+  // kLivenessCheckNs; what it found.
+  static constexpr uint64_t kLivenessCheckNs = 100'000'000;
+  void CheckHostPeersAlive();
 
   const int self_;
   const uint64_t token_;
@@ -191,6 +203,7 @@ class UcxTransport final : public AgentTransport {
   std::atomic<long long> in_flight_{0};
   std::atomic<long long> rejected_{0};
   std::atomic<bool> closing_{false};
+  std::atomic<uint64_t> liveness_checked_ns_{0};
 
   std::mutex ep_mutex_;
   std::mutex mutex_;
@@ -235,11 +248,21 @@ bool UcxTransport::SetHandler(unsigned id, ucp_am_recv_callback_t cb) {
 
 bool UcxTransport::Init() {
   ucp_config_t* config = nullptr;
-  if (ucp_config_read(nullptr, nullptr, &config) != UCS_OK) return false;
+  // RMASHIM_UCX_* settings apply to this context alone, over the UCX_* ones
+  // that MPI's context reads too.
+  if (ucp_config_read("RMASHIM", nullptr, &config) != UCS_OK) return false;
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;
   params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
   params.name = "rmashim-agent";
+  // The worker's lock a mutex, not UCX's default spinlock: origins and the
+  // agent's thread share the worker, and on cores that ranks keep busy a
+  // spinning waiter kept the preempted holder off its core (bench/agent at
+  // 2 ranks on the odd-even split: lock_all + 64 accumulates to every rank
+  // + unlock_all 2.3-2.9 ms with the spinlock, 0.16-0.17 ms with a mutex).
+  if (std::getenv("RMASHIM_UCX_USE_MT_MUTEX") == nullptr) {
+    (void)ucp_config_modify(config, "USE_MT_MUTEX", "y");
+  }
   const ucs_status_t st = ucp_init(&params, config, &context_);
   ucp_config_release(config);
   if (st != UCS_OK) return false;
@@ -271,8 +294,29 @@ bool UcxTransport::Init() {
   return true;
 }
 
-// Every process's worker address, by world rank: the longest one's length
-// agreed first, then one allgather.
+// What identifies this host: its name and its kernel's boot, so that
+// network namespaces with names of their own (tests/twohost) count apart.
+uint64_t HostKey() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  std::string key(name);
+  if (FILE* f = std::fopen("/proc/sys/kernel/random/boot_id", "r")) {
+    char boot[64] = {};
+    if (std::fgets(boot, sizeof boot, f) != nullptr) key += boot;
+    std::fclose(f);
+  }
+  return std::hash<std::string>{}(key);
+}
+
+// What each process publishes at Open, before its worker's address.
+struct Published {
+  uint64_t length = 0;  // of the address
+  uint64_t host = 0;    // HostKey
+  int64_t pid = 0;
+};
+
+// Every process's worker address, host and pid, by world rank: the longest
+// address's length agreed first, then one allgather.
 bool UcxTransport::ExchangeAddresses() {
   ucp_address_t* address = nullptr;
   size_t length = 0;
@@ -286,20 +330,22 @@ bool UcxTransport::ExchangeAddresses() {
   uint64_t longest = length;
   PMPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_UINT64_T, MPI_MAX,
                  MPI_COMM_WORLD);
-  const size_t slot = sizeof(uint64_t) + longest;
+  const size_t slot = sizeof(Published) + longest;
   std::vector<std::byte> mine(slot), all(slot * peers_.size());
-  const uint64_t mine_length = length;
-  std::memcpy(mine.data(), &mine_length, sizeof mine_length);
-  std::memcpy(mine.data() + sizeof mine_length, address, length);
+  const Published me{.length = length, .host = HostKey(), .pid = getpid()};
+  std::memcpy(mine.data(), &me, sizeof me);
+  std::memcpy(mine.data() + sizeof me, address, length);
   ucp_worker_release_address(worker_, address);
   PMPI_Allgather(mine.data(), static_cast<int>(slot), MPI_BYTE, all.data(),
                  static_cast<int>(slot), MPI_BYTE, MPI_COMM_WORLD);
   addresses_.resize(peers_.size());
   for (size_t r = 0; r < peers_.size(); ++r) {
-    uint64_t n = 0;
-    std::memcpy(&n, all.data() + r * slot, sizeof n);
-    const std::byte* at = all.data() + r * slot + sizeof n;
-    addresses_[r].assign(at, at + n);
+    Published peer;
+    std::memcpy(&peer, all.data() + r * slot, sizeof peer);
+    const std::byte* at = all.data() + r * slot + sizeof peer;
+    addresses_[r].assign(at, at + peer.length);
+    peers_[r].same_host = peer.host == me.host;
+    peers_[r].pid = static_cast<pid_t>(peer.pid);
   }
   return true;
 }
@@ -308,12 +354,17 @@ ucp_ep_h UcxTransport::EndpointTo(int peer) {
   std::lock_guard<std::mutex> guard(ep_mutex_);
   Peer& p = peers_[peer];
   if (p.ep != nullptr || p.ep_failed) return p.ep_failed ? nullptr : p.ep;
+  // UCX 1.13's shared-memory transports have no peer failure handling:
+  // asked for it, UCX would take TCP over loopback to a peer on this host.
+  // So a peer here is reached without it, and its death is found by its
+  // pid (PeerGone).
   ucp_ep_params_t ep{};
   ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
                   UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                   UCP_EP_PARAM_FIELD_ERR_HANDLER;
   ep.address = reinterpret_cast<const ucp_address_t*>(addresses_[peer].data());
-  ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  ep.err_mode =
+      p.same_host ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
   ep.err_handler.cb = OnPeerError;
   ep.err_handler.arg = &p;
   if (ucp_ep_create(worker_, &ep, &p.ep) != UCS_OK) {
@@ -343,6 +394,35 @@ void UcxTransport::OnPeerError(void* arg, ucp_ep_h /*ep*/,
   }
   t->LoseFromLocked(peer);
   t->WakeReceiverLocked();
+}
+
+void UcxTransport::CheckHostPeersAlive() {
+  const uint64_t now = NowNs();
+  uint64_t last = liveness_checked_ns_.load();
+  if (now - last < kLivenessCheckNs ||
+      !liveness_checked_ns_.compare_exchange_strong(last, now)) {
+    return;
+  }
+  for (Peer& p : peers_) {
+    if (!p.same_host || p.rank == self_ || p.pid <= 0 ||
+        (p.to_lost.load() && p.from_lost.load())) {
+      continue;
+    }
+    {
+      std::lock_guard<std::mutex> guard(ep_mutex_);
+      if (p.ep == nullptr) continue;  // never reached: nothing to lose
+    }
+    if (kill(p.pid, 0) == 0 || errno != ESRCH) continue;
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (!p.to_lost.exchange(true)) {
+      std::fprintf(stderr,
+                   "rmashim: agent: world rank %d (pid %d) is gone (from "
+                   "world rank %d)\n",
+                   p.rank, static_cast<int>(p.pid), self_);
+    }
+    LoseFromLocked(p.rank);
+    WakeReceiverLocked();
+  }
 }
 
 void UcxTransport::LoseFromLocked(int origin) {
@@ -467,6 +547,7 @@ bool UcxTransport::Receive(int agent, AgentAnswer* answer,
                                                  : 100'000'000)};
     ppoll(fds, 2, &wake, nullptr);
     if (fds[1].revents & POLLIN) Drain(answer_fd_);
+    CheckHostPeersAlive();
   }
 }
 
@@ -506,13 +587,13 @@ bool UcxTransport::PrepareToSleep() {
   return true;
 }
 
+// agent_sleeping_ stays set until a handler wakes the agent: a wake-up
+// too many is drained at the next PrepareToSleep, one too few would leave a
+// request waiting.
 void UcxTransport::Progress() {
-  {
-    std::lock_guard<std::mutex> guard(mutex_);
-    agent_sleeping_ = false;
-  }
   while (ucp_worker_progress(worker_) != 0) {
   }
+  CheckHostPeersAlive();
 }
 
 bool UcxTransport::TakeArrived(ArrivedBatch* batch) {
