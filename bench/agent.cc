@@ -1,5 +1,5 @@
 // The agent on a window spanning nodes (shim/agent/agent.h), measured: latency
-// of the accumulate family, and of puts and gets of 8 bytes and 64 KiB, plus
+// of the accumulate family, and of puts and gets of 8 bytes, 64 KiB and 1 MiB, plus
 // flush under lock_all, and of an exclusive lock + accumulate + unlock, from
 // rank 0 to a node-local and to a remote target,
 // while the target waits in MPI (a barrier) and while it computes without
@@ -57,11 +57,16 @@ enum class Op {
   kGet,
   kPutLarge,
   kGetLarge,
+  kPutBulk,
+  kGetBulk,
 };
 
 // Where the large puts and gets land in the window, and their size.
 constexpr MPI_Aint kLargeAt = 64;
 constexpr int kLargeBytes = 64 * 1024;
+constexpr int kBulkBytes = 1 << 20;
+// Bulk ones time fewer iterations (each moves 16 times as much).
+constexpr int kBulkIterDivisor = 16;
 const char* Name(Op op) {
   switch (op) {
     case Op::kFetchAndOp:
@@ -82,13 +87,17 @@ const char* Name(Op op) {
       return "put 64 KiB+flush";
     case Op::kGetLarge:
       return "get 64 KiB+flush";
+    case Op::kPutBulk:
+      return "put 1 MiB+flush";
+    case Op::kGetBulk:
+      return "get 1 MiB+flush";
   }
   return "?";
 }
 
 void RunOp(Op op, int target, MPI_Win win) {
   int64_t one = 1, old = 0, compare = 0;
-  static std::vector<char> large(kLargeBytes, 1);
+  static std::vector<char> large(kBulkBytes, 1);
   switch (op) {
     case Op::kFetchAndOp:
       MPI_Fetch_and_op(&one, &old, MPI_INT64_T, target, 0, MPI_SUM, win);
@@ -125,15 +134,21 @@ void RunOp(Op op, int target, MPI_Win win) {
       break;
     case Op::kPutLarge:
     case Op::kGetLarge:
-      if (op == Op::kPutLarge) {
-        MPI_Put(large.data(), kLargeBytes, MPI_BYTE, target, kLargeAt,
-                kLargeBytes, MPI_BYTE, win);
+    case Op::kPutBulk:
+    case Op::kGetBulk: {
+      const int bytes = op == Op::kPutLarge || op == Op::kGetLarge
+                            ? kLargeBytes
+                            : kBulkBytes;
+      if (op == Op::kPutLarge || op == Op::kPutBulk) {
+        MPI_Put(large.data(), bytes, MPI_BYTE, target, kLargeAt, bytes,
+                MPI_BYTE, win);
       } else {
-        MPI_Get(large.data(), kLargeBytes, MPI_BYTE, target, kLargeAt,
-                kLargeBytes, MPI_BYTE, win);
+        MPI_Get(large.data(), bytes, MPI_BYTE, target, kLargeAt, bytes,
+                MPI_BYTE, win);
       }
       MPI_Win_flush(target, win);
       break;
+    }
   }
 }
 
@@ -147,7 +162,9 @@ void Measure(const Options& o, Op op, int target, const char* target_name,
     MPI_Comm_rank(MPI_COMM_WORLD, &r);
     return r;
   }();
-  const int iters = computing ? 20 : o.iters;
+  const bool bulk = op == Op::kPutBulk || op == Op::kGetBulk;
+  const int iters =
+      computing ? 20 : bulk ? std::max(1, o.iters / kBulkIterDivisor) : o.iters;
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) {
     const bool epoch =
@@ -371,14 +388,15 @@ int main(int argc, char** argv) {
   }
   void* base = nullptr;
   MPI_Win win;
-  MPI_Win_allocate(kLargeAt + kLargeBytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
+  MPI_Win_allocate(kLargeAt + kBulkBytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
                    &base, &win);
-  std::memset(base, 0, kLargeAt + kLargeBytes);
+  std::memset(base, 0, kLargeAt + kBulkBytes);
   MPI_Barrier(MPI_COMM_WORLD);
 
   for (Op op : {Op::kFetchAndOp, Op::kAccumulate, Op::kCompareSwap,
                 Op::kLockAccUnlock, Op::kLockAllAccUnlockAll, Op::kPut,
-                Op::kGet, Op::kPutLarge, Op::kGetLarge}) {
+                Op::kGet, Op::kPutLarge, Op::kGetLarge, Op::kPutBulk,
+                Op::kGetBulk}) {
     if (local > 0) Measure(o, op, local, "node-local", false, win);
     if (remote > 0) Measure(o, op, remote, "remote", false, win);
   }

@@ -37,52 +37,67 @@
 //    with its probes running beside the main thread, MPICH 4.0.2's own PSCW
 //    on windows spanning nodes hung in MPI_Win_start in 3 of 30 runs of
 //    tests/diff's pscw_ring (0 of 30 when the agent probed once a second).
-//  - A thread per process with TCP links of its own (agent_link.h): what is
-//    built. It makes no MPI call at all, so MPI keeps the application's
-//    thread level and the agent never contends with MPI; it sleeps in
-//    epoll_wait until a request comes, so an idle agent costs nothing; the
-//    endpoints are exchanged over MPI once, at MPI_Init. The price: the
-//    remote hop is the kernel's TCP, not MPI's transport: on the simulated
-//    splits, where MPICH's UCX uses shared memory between "nodes", a round
-//    trip takes about ten times MPI's; across hosts over TCP the two are
-//    alike (bench/results/agent_oddeven.md). And MPI's own progress
-//    is not driven: MPI's locks and the operations the shim passes to MPI
-//    still need the target to call MPI.
+//  - A thread per process with TCP sockets of its own: what was built
+//    next. It made no MPI call and slept in epoll_wait when idle, but it
+//    was a transport of its own (one descriptor per origin-target pair,
+//    hellos, keep-alives, retries), the kernel's TCP even where MPI had
+//    shared memory or RDMA.
+//  - A thread per process on UCX, with a context and worker of its own
+//    (agent_transport.h, ucx_transport.cc): what is built. UCX is the
+//    engine MPICH's ch4:ucx runs on, so the agent's messages take the
+//    transport UCX picks for each peer (shared memory between the
+//    processes of one host, verbs on InfiniBand and RoCE, TCP), under the
+//    same settings (UCX_TLS, UCX_NET_DEVICES; RMASHIM_UCX_* for the
+//    agent's context alone). The agent still makes no MPI call, so MPI
+//    keeps the application's thread level; it sleeps on its worker's
+//    event descriptor when idle; the worker addresses are exchanged over
+//    MPI once, at MPI_Init (memory: every rank's address, a few hundred
+//    bytes each); nothing grows per peer but UCX's endpoints. Measured at
+//    2 ranks on the odd-even split of a 2-core VM (bench/agent, see
+//    bench/results/agent_oddeven.md), single remote operations + flush
+//    with the target in MPI take 9-10 us against 17-22 over the sockets
+//    and about 1 us through MPICH: the rest is the wake-up of a sleeping
+//    agent thread on a core a busy rank holds. MPI's own progress is not
+//    driven: MPI's locks and the operations the shim passes to MPI still
+//    need the target to call MPI.
 // One thread per process rather than per node: each applies updates to
 // its own process's memory only (MPI_Win_create memory included, which its
 // node peers may not have mapped), and a node's remote traffic is spread
 // over its processes.
 //
-// Protocol. An origin sends one frame per operation to the target's agent
-// over its link to that process (one TCP stream per origin-target pair): a
-// header, the target's element runs (flatten.h, byte offsets from the
-// displacement) and the packed origin elements. Fetching operations wait
-// for the reply (the old values, packed). Others are complete at the
-// origin once copied into the link's queue, which goes out with the next
-// request to that agent that waits for an answer, or when 64 KiB have
-// gathered (MPI completes them at the target only at the origin's next
-// synchronization, and a burst then costs one send); MPI_Win_flush (and
-// unlock, flush_all, unlock_all) sends a flush request that the agent
-// answers after applying everything that origin sent before it on the same
-// stream. So operations
-// of one origin to one target are applied in issue order, which covers
-// MPI's accumulate ordering (MPI-3 11.7.2). A link that cannot be opened
-// or breaks fails the call with MPI_ERR_OTHER on the window's handler, and
-// is never opened again (a new stream could overtake what the old one
-// still carried); the ends of fence and PSCW epochs then report it on both
-// sides instead of waiting for updates that may never come, and the target
-// agent releases the locks that origin held (AgentLocks::DropLink). An
-// origin's link ends with a goodbye at StopAgent; one that ends without is
-// lost.
+// Protocol. An origin sends the target's agent one frame per operation
+// (agent_wire.h): a header, the target's element runs (flatten.h, byte
+// offsets from the displacement) and the packed origin elements. Fetching
+// operations wait for the answer (the old values, packed). Others are
+// complete at the origin once copied into its queue for that agent, which
+// goes out as one batch with the next request to that agent that waits
+// for an answer, or when 64 KiB have gathered (MPI completes them at the
+// target only at the origin's next synchronization, and a burst then costs
+// one message); MPI_Win_flush (and unlock, flush_all, unlock_all) sends a
+// flush request that the agent answers after applying everything that
+// origin sent before it. The transport keeps each origin's batches to an
+// agent in order, so operations of one origin to one target are applied
+// in issue order, which covers MPI's accumulate ordering (MPI-3 11.7.2).
+// Every request is checked before anything is applied (agent_serve.cc: the
+// window id and its generation live, the range inside the target's
+// memory, the type, operation and sizes the ones the window allows); one
+// that fails is refused, counted (AgentRejected) and reported to its
+// origin (its answer, or its next flush, is MPI_ERR_OTHER). A batch with
+// another job's token or from no rank of this job never reaches the agent.
+// A link that fails (a peer that died, a network error UCX reports)
+// fails the call with MPI_ERR_OTHER on the window's handler and is lost
+// for good (what it still carried may never arrive); the ends of fence
+// and PSCW epochs then report it on both sides instead of waiting for
+// updates that may never come, and the target agent releases the locks
+// that origin held (AgentLocks::DropLink).
 //
 // When. Off unless asked for: RMASHIM_AGENT=1 starts it on a job that
 // spans nodes; RMASHIM_AGENT=auto where the launcher's environment says
-// the job spans nodes (AgentWanted). Not the default yet: its remote hop
-// is slower than MPI's where MPI has a faster transport than TCP (RDMA,
-// or shared memory between the simulated nodes of one host). A
-// window uses the agent only when every one of its ranks runs one (agreed
-// at creation); otherwise accumulates on windows spanning nodes go to MPI
-// as before.
+// the job spans nodes (AgentWanted). Not the default yet: a remote
+// operation through it still costs a sleeping thread's wake-up where MPI's
+// costs a poll. A window uses the agent only when every one of its ranks
+// runs one (agreed at creation); otherwise accumulates on windows spanning
+// nodes go to MPI as before.
 #ifndef RMASHIM_SHIM_AGENT_AGENT_H_
 #define RMASHIM_SHIM_AGENT_AGENT_H_
 
@@ -110,8 +125,8 @@ class ManagedWindow;
 bool AgentWanted();
 
 // Starts the agent thread (Runtime::Start, on a job spanning nodes);
-// collective over MPI_COMM_WORLD (the endpoints are exchanged over it). On
-// no rank when any rank cannot listen.
+// collective over MPI_COMM_WORLD (the workers' addresses are exchanged over
+// it). On no rank when any rank cannot open its transport.
 void StartAgent();
 // Collective over MPI_COMM_WORLD, at MPI_Finalize: every process stops
 // sending requests, then each agent is stopped and joined.
@@ -237,10 +252,11 @@ int AgentCompletePscw(ManagedWindow& w);
 [[nodiscard]] int TestAgentArrivals(ManagedWindow& w, bool* applied);
 
 // Tests: fails a link as a network failure would. `agent_end` false: this
-// process's link to world rank `world_rank`'s agent is shut down both ways
-// (opened first where it was not), so its next request fails; true: this
-// process's agent ends its link from `world_rank` without a goodbye.
-// MPI_ERR_OTHER where there was no such link or no agent.
+// process's link to world rank `world_rank`'s agent breaks (that agent
+// learns of it at once, this origin at its next request or wait on it);
+// true: this process's agent ends its link from `world_rank` as lost (that
+// origin learns of it at once). MPI_ERR_OTHER where the link was lost
+// already or no agent runs.
 int AgentFailLink(int world_rank, bool agent_end);
 // Tests: sends `frames` (length-prefixed requests) to world rank
 // `world_rank`'s agent as if from `claimed_origin`, with the job's token
@@ -250,8 +266,8 @@ int AgentSendForged(int world_rank, int claimed_origin, uint64_t token_xor,
 // Tests: while `held`, this process's agent thread serves nothing (it
 // waits after each event until released), so only an epoch end that
 // serves what arrived (ServeArrived) applies remote updates. Release it
-// before anything that needs the thread: a new link's hello, a lock
-// request, a flush, parking, MPI_Finalize. MPI_ERR_OTHER where no agent
+// before anything that needs the thread: a lock request, a flush,
+// parking, MPI_Finalize. MPI_ERR_OTHER where no agent
 // runs.
 int AgentHoldThread(bool held);
 

@@ -27,8 +27,11 @@
 //
 // Endpoints are created at the first message to a peer, from the worker
 // addresses exchanged at Open (memory: the world's addresses, a few
-// hundred bytes each), with UCX's peer error handling: a peer that fails
-// loses both of its links with this process.
+// hundred bytes each), with UCX's peer error handling for peers on other
+// hosts (EndpointTo says why not on this one, where a gone peer is found
+// by its pid): a peer that fails loses both of its links with this
+// process. Nothing here grows per peer but those endpoints and the
+// addresses: no descriptor, no thread.
 #include <mpi.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
