@@ -1,14 +1,14 @@
 // The agent on a window spanning nodes (shim/agent/agent.h), measured: latency
-// of the accumulate family, and of puts and gets of 8 bytes, 64 KiB and 1 MiB, plus
-// flush under lock_all, and of an exclusive lock + accumulate + unlock, from
-// rank 0 to a node-local and to a remote target,
-// while the target waits in MPI (a barrier) and while it computes without
-// calling MPI; and the CPU time a process spends per second while the program
-// sleeps without calling MPI (the agent's idle cost), and while it sleeps and
-// a remote origin keeps its agent busy (its cost when busy). Run it on a split
-// layout (MPIR_CVAR_ODD_EVEN_CLIQUES=1, 4 ranks: rank 2 is node-local to rank
-// 0, rank 1 remote), natively, under the shim, and under the shim with
-// RMASHIM_AGENT=0; scripts/bench_agent.sh does all three and prints one table.
+// of the accumulate family, and of puts and gets of 8 bytes, 64 KiB and 1 MiB,
+// plus flush under lock_all, and of an exclusive lock + accumulate + unlock,
+// from rank 0 to a node-local and to a remote target, while the target waits in
+// MPI (a barrier) and while it computes without calling MPI; and the CPU time a
+// process spends per second while the program sleeps without calling MPI (the
+// agent's idle cost), and while it sleeps and a remote origin keeps its agent
+// busy (its cost when busy). Run it on a split layout
+// (MPIR_CVAR_ODD_EVEN_CLIQUES=1, 4 ranks: rank 2 is node-local to rank 0, rank
+// 1 remote), natively, under the shim, and under the shim with RMASHIM_AGENT=0;
+// scripts/bench_agent.sh does all three and prints one table.
 //   agent [--iters N] [--compute-ms M] [--label L]
 // Prints "AGENT|label|case|target|state|value|unit" lines.
 #include <mpi.h>
@@ -136,9 +136,8 @@ void RunOp(Op op, int target, MPI_Win win) {
     case Op::kGetLarge:
     case Op::kPutBulk:
     case Op::kGetBulk: {
-      const int bytes = op == Op::kPutLarge || op == Op::kGetLarge
-                            ? kLargeBytes
-                            : kBulkBytes;
+      const int bytes =
+          op == Op::kPutLarge || op == Op::kGetLarge ? kLargeBytes : kBulkBytes;
       if (op == Op::kPutLarge || op == Op::kPutBulk) {
         MPI_Put(large.data(), bytes, MPI_BYTE, target, kLargeAt, bytes,
                 MPI_BYTE, win);
@@ -163,8 +162,9 @@ void Measure(const Options& o, Op op, int target, const char* target_name,
     return r;
   }();
   const bool bulk = op == Op::kPutBulk || op == Op::kGetBulk;
-  const int iters =
-      computing ? 20 : bulk ? std::max(1, o.iters / kBulkIterDivisor) : o.iters;
+  const int iters = computing ? 20
+                    : bulk    ? std::max(1, o.iters / kBulkIterDivisor)
+                              : o.iters;
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) {
     const bool epoch =
@@ -393,10 +393,10 @@ int main(int argc, char** argv) {
   std::memset(base, 0, kLargeAt + kBulkBytes);
   MPI_Barrier(MPI_COMM_WORLD);
 
-  for (Op op : {Op::kFetchAndOp, Op::kAccumulate, Op::kCompareSwap,
-                Op::kLockAccUnlock, Op::kLockAllAccUnlockAll, Op::kPut,
-                Op::kGet, Op::kPutLarge, Op::kGetLarge, Op::kPutBulk,
-                Op::kGetBulk}) {
+  for (Op op :
+       {Op::kFetchAndOp, Op::kAccumulate, Op::kCompareSwap, Op::kLockAccUnlock,
+        Op::kLockAllAccUnlockAll, Op::kPut, Op::kGet, Op::kPutLarge,
+        Op::kGetLarge, Op::kPutBulk, Op::kGetBulk}) {
     if (local > 0) Measure(o, op, local, "node-local", false, win);
     if (remote > 0) Measure(o, op, remote, "remote", false, win);
   }

@@ -102,8 +102,7 @@ inline long long AgentLocksWaiting() {
 // (rmashim_agent_rejected); -1 where the shim is not loaded.
 inline long long AgentRejected() {
   using Fn = int (*)(long long*);
-  auto fn =
-      reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_agent_rejected"));
+  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_agent_rejected"));
   long long rejected = -1;
   if (fn != nullptr) fn(&rejected);
   return rejected;
@@ -124,8 +123,9 @@ inline int SendForgedToAgent(int world_rank, int claimed_origin,
   using Fn = int (*)(int, int, unsigned long long, const void*, size_t);
   auto fn =
       reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_agent_send_forged"));
-  return fn != nullptr ? fn(world_rank, claimed_origin, token_xor, frames, bytes)
-                       : MPI_ERR_OTHER;
+  return fn != nullptr
+             ? fn(world_rank, claimed_origin, token_xor, frames, bytes)
+             : MPI_ERR_OTHER;
 }
 // Fails an agent link as a network failure would (rmashim_agent_fail_link);
 // MPI_ERR_OTHER where the shim is not loaded.

@@ -103,8 +103,7 @@ void PollAwake(AgentState& s, uint64_t ns) {
 void FailLinkIfAsked(AgentState& s) {
   const int world_rank = s.fail_link_from.load();
   if (world_rank < 0) return;
-  const bool found = world_rank != s.world_rank &&
-                     world_rank < s.world_size &&
+  const bool found = world_rank != s.world_rank && world_rank < s.world_size &&
                      !s.inbound_lost[world_rank].load();
   if (found) s.transport->LoseLinkFrom(world_rank);
   s.fail_link_from.store(found ? kFailLinkDone : kFailLinkNone);
@@ -263,8 +262,8 @@ void StartAgent() {
   // A process may start the agent again after StopAgent (libdart: a
   // program that owns MPI calls dart_init and dart_exit several times):
   // a new transport each time.
-  s.transport = AgentTransport::Open(s.world_rank, s.world_size, s.token,
-                                     AgentSpinNs());
+  s.transport =
+      AgentTransport::Open(s.world_rank, s.world_size, s.token, AgentSpinNs());
   s.wake_fd = eventfd(0, EFD_CLOEXEC);
   int ok = s.transport != nullptr && s.wake_fd >= 0;
   PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -319,8 +318,7 @@ bool AgentRunning() { return TheAgent().running; }
 
 int FailLinkFrom(int world_rank) {
   AgentState& s = TheAgent();
-  if (!s.running || world_rank < 0 ||
-      world_rank >= s.world_size) {
+  if (!s.running || world_rank < 0 || world_rank >= s.world_size) {
     return MPI_ERR_OTHER;
   }
   s.fail_link_from.store(world_rank);

@@ -68,8 +68,8 @@ const char* CheckCompareSwap(const RequestHeader& h, size_t body_bytes,
 // Why `h` (an update: runs, then `body_bytes` in all) cannot be applied to
 // `t`; nullptr when it can. Every run is checked before any is applied.
 const char* CheckUpdate(const RequestHeader& h, const std::byte* body,
-                        size_t body_bytes, const Target& t,
-                        const ElementOp** e, std::vector<ElementRun>* runs) {
+                        size_t body_bytes, const Target& t, const ElementOp** e,
+                        std::vector<ElementRun>* runs) {
   if (FindElementOp(h.element, h.op, e) != MPI_SUCCESS) return "type or op";
   const auto size = static_cast<size_t>(h.element_size);
   if ((*e)->size != size || h.elements < 0 || h.runs < 0 ||
@@ -104,9 +104,9 @@ const char* CheckUpdate(const RequestHeader& h, const std::byte* body,
 // Applies a checked update to `t`, the old values into `result` when it
 // fetches (never exclusive: other origins may be updating the same
 // elements through the stripes).
-void ApplyUpdate(const RequestHeader& h, const std::byte* body,
-                 const Target& t, const ElementOp& e,
-                 std::span<const ElementRun> runs, std::byte* result) {
+void ApplyUpdate(const RequestHeader& h, const std::byte* body, const Target& t,
+                 const ElementOp& e, std::span<const ElementRun> runs,
+                 std::byte* result) {
   const size_t run_bytes = runs.size() * sizeof(ElementRun);
   const std::byte* origin_data = h.op != MPI_NO_OP ? body + run_bytes : nullptr;
   const MPI_Aint base = h.disp * t.disp_unit;
@@ -162,8 +162,8 @@ void Apply(AgentState& s, int origin, const RequestHeader& h,
       }
       const auto size = static_cast<size_t>(h.element_size);
       result.resize(size);
-      ApplyCompareSwap(*cas, /*exclusive=*/false, t, h.disp * t.disp_unit,
-                       body, body + size, result.data());
+      ApplyCompareSwap(*cas, /*exclusive=*/false, t, h.disp * t.disp_unit, body,
+                       body + size, result.data());
     } else {
       const ElementOp* e = nullptr;
       std::vector<ElementRun> runs;
@@ -284,7 +284,8 @@ void ServeBatch(AgentState& s, const ArrivedBatch& batch,
     rest = rest.subspan(sizeof length + length);
   }
   if (!rest.empty()) {
-    Reject(s, batch.origin, "frame", RequestHeader{.kind = RequestKind::kUpdate});
+    Reject(s, batch.origin, "frame",
+           RequestHeader{.kind = RequestKind::kUpdate});
   }
 }
 

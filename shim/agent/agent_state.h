@@ -40,7 +40,7 @@ struct AgentState {
   std::unique_ptr<AgentTransport> transport;
   int wake_fd = -1;
   bool stopping = false;  // under park_mutex
-  uint64_t token = 0;  // the job's
+  uint64_t token = 0;     // the job's
   int world_rank = 0;
   int world_size = 0;
 

@@ -65,8 +65,7 @@ class AgentTransport {
   // false when the link is lost before it came. While it waits, `on_wait`
   // (when given) is called about every kWaitCallbackNs.
   static constexpr uint64_t kWaitCallbackNs = 50'000;
-  virtual bool Receive(int agent, AgentAnswer* answer,
-                       void (*on_wait)()) = 0;
+  virtual bool Receive(int agent, AgentAnswer* answer, void (*on_wait)()) = 0;
   // Whether the link to `agent`'s agent is lost.
   virtual bool LinkToLost(int agent) const = 0;
   // Loses the link to `agent`'s agent now (an answer that makes no

@@ -33,24 +33,24 @@
 // process. Nothing here grows per peer but those endpoints and the
 // addresses: no descriptor, no thread.
 #include <mpi.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <poll.h>
 #include <ucp/api/ucp.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
 #include <map>
-#include <string>
 #include <mutex>
+#include <string>
 
 #include "shim/agent/agent_transport.h"
 #include "shim/base/spin_wait.h"
@@ -101,9 +101,10 @@ struct InFlight {
 
 class UcxTransport final : public AgentTransport {
  public:
-  UcxTransport(int world_rank, int world_size, uint64_t token,
-               uint64_t spin_ns)
-      : self_(world_rank), token_(token), spin_ns_(spin_ns),
+  UcxTransport(int world_rank, int world_size, uint64_t token, uint64_t spin_ns)
+      : self_(world_rank),
+        token_(token),
+        spin_ns_(spin_ns),
         peers_(world_size) {
     for (int r = 0; r < world_size; ++r) {
       peers_[r].owner = this;
@@ -147,8 +148,8 @@ class UcxTransport final : public AgentTransport {
     std::atomic<bool> to_lost{false};    // this origin -> its agent
     std::atomic<bool> broken{false};     // lost at its next use
     std::atomic<bool> from_lost{false};  // it -> this agent
-    uint32_t send_seq = 0;    // under origin_mutex
-    uint32_t answer_seq = 0;  // under serve_mutex
+    uint32_t send_seq = 0;               // under origin_mutex
+    uint32_t answer_seq = 0;             // under serve_mutex
     // Under mutex_:
     uint32_t next_request = 0;
     std::map<uint32_t, std::vector<std::byte>> early_requests;
@@ -163,8 +164,8 @@ class UcxTransport final : public AgentTransport {
   static ucs_status_t OnAnswer(void* arg, const void* header,
                                size_t header_bytes, void* data, size_t bytes,
                                const ucp_am_recv_param_t* param);
-  static ucs_status_t OnLost(void* arg, const void* header,
-                             size_t header_bytes, void* data, size_t bytes,
+  static ucs_status_t OnLost(void* arg, const void* header, size_t header_bytes,
+                             void* data, size_t bytes,
                              const ucp_am_recv_param_t* param);
   static void OnSent(void* request, ucs_status_t status, void* user_data);
   static void OnPeerError(void* arg, ucp_ep_h ep, ucs_status_t status);
@@ -436,8 +437,7 @@ void UcxTransport::LoseFromLocked(int origin) {
   WakeAgentLocked();
 }
 
-void UcxTransport::OnSent(void* request, ucs_status_t status,
-                          void* user_data) {
+void UcxTransport::OnSent(void* request, ucs_status_t status, void* user_data) {
   std::unique_ptr<InFlight> m(static_cast<InFlight*>(user_data));
   UcxTransport* t = m->transport;
   if (status != UCS_OK && !t->closing_.load()) {
@@ -460,9 +460,8 @@ bool UcxTransport::SendMessage(std::unique_ptr<InFlight> m, unsigned id) {
   p.cb.send = OnSent;
   p.user_data = m.get();
   in_flight_.fetch_add(1);
-  const ucs_status_ptr_t r =
-      ucp_am_send_nbx(ep, id, &m->header, m->header_bytes, m->data.data(),
-                      m->data.size(), &p);
+  const ucs_status_ptr_t r = ucp_am_send_nbx(
+      ep, id, &m->header, m->header_bytes, m->data.data(), m->data.size(), &p);
   if (r == nullptr) {  // done at once: no callback
     in_flight_.fetch_sub(1);
     return true;
@@ -522,8 +521,7 @@ bool UcxTransport::TakeAnswer(Peer& p, AgentAnswer* answer, bool* lost) {
   return true;
 }
 
-bool UcxTransport::Receive(int agent, AgentAnswer* answer,
-                           void (*on_wait)()) {
+bool UcxTransport::Receive(int agent, AgentAnswer* answer, void (*on_wait)()) {
   Peer& p = peers_[agent];
   if (p.broken.load()) LoseLinkTo(agent);
   bool lost = false;
@@ -545,9 +543,9 @@ bool UcxTransport::Receive(int agent, AgentAnswer* answer,
     // Bounded: a wait with on_wait must call it on time, and a link lost on
     // another thread wakes it through answer_fd_ too.
     pollfd fds[2] = {{worker_fd_, POLLIN, 0}, {answer_fd_, POLLIN, 0}};
-    const timespec wake{0, static_cast<long>(on_wait != nullptr
-                                                 ? kWaitCallbackNs
-                                                 : 100'000'000)};
+    const timespec wake{
+        0,
+        static_cast<long>(on_wait != nullptr ? kWaitCallbackNs : 100'000'000)};
     ppoll(fds, 2, &wake, nullptr);
     if (fds[1].revents & POLLIN) Drain(answer_fd_);
     CheckHostPeersAlive();
@@ -643,8 +641,7 @@ void UcxTransport::LoseLinkFrom(int origin) {
   SendLost(origin, kReceiversLink);
 }
 
-bool UcxTransport::SendForged(int agent, int claimed_origin,
-                              uint64_t token_xor,
+bool UcxTransport::SendForged(int agent, int claimed_origin, uint64_t token_xor,
                               std::span<const std::byte> frames) {
   if (!Valid(agent)) return false;
   auto m = std::make_unique<InFlight>();
@@ -738,8 +735,7 @@ ucs_status_t UcxTransport::OnAnswer(void* arg, const void* header,
   p.answers.push_back(std::move(answer));
   ++p.next_answer;
   for (auto it = p.early_answers.find(p.next_answer);
-       it != p.early_answers.end();
-       it = p.early_answers.find(p.next_answer)) {
+       it != p.early_answers.end(); it = p.early_answers.find(p.next_answer)) {
     p.answers.push_back(std::move(it->second));
     p.early_answers.erase(it);
     ++p.next_answer;

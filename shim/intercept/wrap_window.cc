@@ -320,9 +320,8 @@ int rmashim_agent_rejected(long long* rejected) {
 int rmashim_agent_send_forged(int world_rank, int claimed_origin,
                               unsigned long long token_xor, const void* frames,
                               size_t bytes) {
-  return AgentSendForged(
-      world_rank, claimed_origin, token_xor,
-      {static_cast<const std::byte*>(frames), bytes});
+  return AgentSendForged(world_rank, claimed_origin, token_xor,
+                         {static_cast<const std::byte*>(frames), bytes});
 }
 
 int rmashim_agent_fail_link(int world_rank, int agent_end) {

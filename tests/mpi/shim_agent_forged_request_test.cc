@@ -121,7 +121,8 @@ TEST(AgentForgedRequestTest, RefusedRequestsChangeNothingAndServingGoesOn) {
     // Refused by the agent's checks.
     forge(UpdateFrame(id, kSlots, 100));  // past the window's end
     forge(UpdateFrame(id, -1, 100));
-    forge(UpdateFrame(id, 1, 100, [](RequestHeader& h) { h.op = MPI_OP_NULL; }));
+    forge(
+        UpdateFrame(id, 1, 100, [](RequestHeader& h) { h.op = MPI_OP_NULL; }));
     forge(UpdateFrame(id, 1, 100, [](RequestHeader& h) {
       h.element_size = 4;  // not MPI_INT64_T's
     }));
