@@ -235,9 +235,9 @@ main() {
     "# LD_PRELOAD this (or run PREFIX/bin/rmashim PROGRAM): \$(pkg-config --variable=preload rmashim)
 preload=\${libdir}/librmashim.so"
   write_pc dart "libdart: DART, the DASH runtime interface, on rmashim" \
-    "-ldart" "-lhwloc -lstdc++ -lrt -lm" \
+    "-ldart" "-lucp -lucs -lhwloc -lstdc++ -lrt -lm" \
     "# Static linking: \$(pkg-config --variable=static_libs dart) instead of -ldart
-static_libs=\${libdir}/libdart.a -lhwloc -lstdc++ -lrt -lm"
+static_libs=\${libdir}/libdart.a -lucp -lucs -lhwloc -lstdc++ -lrt -lm"
   write_cmake
   install_file "$root/tools/DashOnLibdart.cmake" \
     "$prefix/lib/cmake/rmashim/DashOnLibdart.cmake" 644

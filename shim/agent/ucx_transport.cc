@@ -4,17 +4,18 @@
 // between the processes of a host, verbs on InfiniBand and RoCE, TCP) and
 // its settings (UCX_TLS, UCX_NET_DEVICES) are the ones MPI runs on.
 //
-// Messages are UCX active messages, sent eagerly (never the rendezvous
-// protocol: a rendezvous message's data comes after its handler ran, and
-// would let a later message of the same link overtake it):
+// Messages are UCX active messages, small ones eager and large ones by
+// UCX's rendezvous protocol (one zero-copy transfer: cross-memory attach on
+// one host, RDMA where the network has it), whose data comes after its
+// handler ran (Take):
 //  - kRequestAm: a batch of an origin's requests, header RequestBatch;
 //  - kAnswerAm: an agent's answer, header AnswerHeader;
 //  - kLostAm: one end tells the other that it lost their link.
 // Every header carries the job's token and its sender's world rank, and a
-// batch or an answer its sequence number on its link: a handler puts what
-// came early aside until its turn, so the order holds even where UCX
-// would deliver out of order, and drops what claims another job, no rank
-// of this one, or a turn already taken.
+// batch or an answer its sequence number on its link: what comes early (a
+// message behind a rendezvous still under way) waits aside until its
+// turn, so the order holds, and what claims another job, no rank of this
+// one, or a turn already taken is dropped.
 //
 // Threads. The worker is UCS_THREAD_MODE_MULTI: origin threads send and
 // wait for answers on it (under AgentState::origin_mutex) while the
@@ -99,6 +100,8 @@ struct InFlight {
   bool to_agent = false;  // a request: its failure loses the link there
 };
 
+struct Rendezvous;
+
 class UcxTransport final : public AgentTransport {
  public:
   UcxTransport(int world_rank, int world_size, uint64_t token, uint64_t spin_ns)
@@ -168,6 +171,14 @@ class UcxTransport final : public AgentTransport {
                              void* data, size_t bytes,
                              const ucp_am_recv_param_t* param);
   static void OnSent(void* request, ucs_status_t status, void* user_data);
+  static void OnRendezvousDone(void* request, ucs_status_t status,
+                               size_t length, void* user_data);
+  void FinishRendezvous(std::unique_ptr<Rendezvous> r,
+                        ucs_status_t status);
+  void Take(bool answer, int peer, uint32_t seq, int status, void* data,
+            size_t bytes, const ucp_am_recv_param_t* param);
+  void DeliverRequest(int origin, uint32_t seq, std::vector<std::byte> bytes);
+  void DeliverAnswer(int agent, uint32_t seq, AgentAnswer answer);
   static void OnPeerError(void* arg, ucp_ep_h ep, ucs_status_t status);
 
   bool SetHandler(unsigned id, ucp_am_recv_callback_t cb);
@@ -456,7 +467,6 @@ bool UcxTransport::SendMessage(std::unique_ptr<InFlight> m, unsigned id) {
   ucp_request_param_t p{};
   p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK |
                    UCP_OP_ATTR_FIELD_USER_DATA;
-  p.flags = UCP_AM_SEND_FLAG_EAGER;
   p.cb.send = OnSent;
   p.user_data = m.get();
   in_flight_.fetch_add(1);
@@ -659,78 +669,44 @@ bool UcxTransport::SendForged(int agent, int claimed_origin, uint64_t token_xor,
   return SendMessage(std::move(m), kRequestAm);
 }
 
-// Handlers: copy what came, since eager data lives only for the call.
-ucs_status_t UcxTransport::OnRequest(void* arg, const void* header,
-                                     size_t header_bytes, void* data,
-                                     size_t bytes,
-                                     const ucp_am_recv_param_t* param) {
-  auto* t = static_cast<UcxTransport*>(arg);
-  RequestBatch h;
-  if (header_bytes != sizeof h ||
-      (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
-    t->Reject();
-    return UCS_OK;
-  }
-  std::memcpy(&h, header, sizeof h);
-  if (h.token != t->token_ || !t->Valid(h.origin)) {
-    t->Reject();
-    return UCS_OK;
-  }
-  std::lock_guard<std::mutex> guard(t->mutex_);
-  Peer& p = t->peers_[h.origin];
-  if (p.from_lost.load()) return UCS_OK;  // dropped: the link is gone
-  const auto* at = static_cast<const std::byte*>(data);
-  if (h.seq != p.next_request) {
-    if (static_cast<int32_t>(h.seq - p.next_request) < 0 ||
+void UcxTransport::DeliverRequest(int origin, uint32_t seq,
+                                  std::vector<std::byte> bytes) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  Peer& p = peers_[origin];
+  if (p.from_lost.load()) return;  // dropped: the link is gone
+  if (seq != p.next_request) {
+    if (static_cast<int32_t>(seq - p.next_request) < 0 ||
         p.early_requests.size() >= kMaxEarly ||
-        p.early_requests.contains(h.seq)) {
-      t->Reject();
+        p.early_requests.contains(seq)) {
+      Reject();
     } else {
-      p.early_requests.emplace(h.seq, std::vector<std::byte>(at, at + bytes));
+      p.early_requests.emplace(seq, std::move(bytes));
     }
-    return UCS_OK;
+    return;
   }
-  t->arrived_.push_back({h.origin, std::vector<std::byte>(at, at + bytes)});
+  arrived_.push_back({origin, std::move(bytes)});
   ++p.next_request;
   for (auto it = p.early_requests.find(p.next_request);
        it != p.early_requests.end();
        it = p.early_requests.find(p.next_request)) {
-    t->arrived_.push_back({h.origin, std::move(it->second)});
+    arrived_.push_back({origin, std::move(it->second)});
     p.early_requests.erase(it);
     ++p.next_request;
   }
-  t->WakeAgentLocked();
-  return UCS_OK;
+  WakeAgentLocked();
 }
 
-ucs_status_t UcxTransport::OnAnswer(void* arg, const void* header,
-                                    size_t header_bytes, void* data,
-                                    size_t bytes,
-                                    const ucp_am_recv_param_t* param) {
-  auto* t = static_cast<UcxTransport*>(arg);
-  AnswerHeader h;
-  if (header_bytes != sizeof h ||
-      (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
-    t->Reject();
-    return UCS_OK;
-  }
-  std::memcpy(&h, header, sizeof h);
-  if (h.token != t->token_ || !t->Valid(h.agent)) {
-    t->Reject();
-    return UCS_OK;
-  }
-  const auto* at = static_cast<const std::byte*>(data);
-  AgentAnswer answer{h.status, std::vector<std::byte>(at, at + bytes)};
-  std::lock_guard<std::mutex> guard(t->mutex_);
-  Peer& p = t->peers_[h.agent];
-  if (h.seq != p.next_answer) {
-    if (static_cast<int32_t>(h.seq - p.next_answer) < 0 ||
+void UcxTransport::DeliverAnswer(int agent, uint32_t seq, AgentAnswer answer) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  Peer& p = peers_[agent];
+  if (seq != p.next_answer) {
+    if (static_cast<int32_t>(seq - p.next_answer) < 0 ||
         p.early_answers.size() >= kMaxEarly) {
-      t->Reject();
+      Reject();
     } else {
-      p.early_answers.emplace(h.seq, std::move(answer));
+      p.early_answers.emplace(seq, std::move(answer));
     }
-    return UCS_OK;
+    return;
   }
   p.answers.push_back(std::move(answer));
   ++p.next_answer;
@@ -740,7 +716,121 @@ ucs_status_t UcxTransport::OnAnswer(void* arg, const void* header,
     p.early_answers.erase(it);
     ++p.next_answer;
   }
-  t->WakeReceiverLocked();
+  WakeReceiverLocked();
+}
+
+// A message whose data comes by UCX's rendezvous protocol (large ones,
+// where UCX moves the bytes with one zero-copy transfer): received into its
+// own buffer, then delivered in its turn; what comes after it on its link
+// waits in the early arrivals meanwhile.
+struct Rendezvous {
+  class UcxTransport* transport = nullptr;
+  bool answer = false;
+  int peer = -1;
+  uint32_t seq = 0;
+  int status = 0;  // an answer's
+  std::vector<std::byte> data;
+};
+
+void UcxTransport::OnRendezvousDone(void* request, ucs_status_t status,
+                                    size_t /*length*/, void* user_data) {
+  std::unique_ptr<Rendezvous> r(static_cast<Rendezvous*>(user_data));
+  r->transport->FinishRendezvous(std::move(r), status);
+  if (request != nullptr) ucp_request_free(request);
+}
+
+void UcxTransport::FinishRendezvous(std::unique_ptr<Rendezvous> r,
+                                    ucs_status_t status) {
+  if (status != UCS_OK) {  // the link cannot be trusted from here on
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (r->answer) {
+      peers_[r->peer].to_lost.store(true);
+      WakeReceiverLocked();
+    } else {
+      LoseFromLocked(r->peer);
+    }
+    return;
+  }
+  if (r->answer) {
+    DeliverAnswer(r->peer, r->seq, {r->status, std::move(r->data)});
+  } else {
+    DeliverRequest(r->peer, r->seq, std::move(r->data));
+  }
+}
+
+// Delivers what a handler got: eager data at once (copied: it lives only
+// for the call), rendezvous data once received.
+void UcxTransport::Take(bool answer, int peer, uint32_t seq, int status,
+                        void* data, size_t bytes,
+                        const ucp_am_recv_param_t* param) {
+  if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+    const auto* at = static_cast<const std::byte*>(data);
+    std::vector<std::byte> copy(at, at + bytes);
+    if (answer) {
+      DeliverAnswer(peer, seq, {status, std::move(copy)});
+    } else {
+      DeliverRequest(peer, seq, std::move(copy));
+    }
+    return;
+  }
+  auto r = std::make_unique<Rendezvous>();
+  *r = {.transport = this,
+        .answer = answer,
+        .peer = peer,
+        .seq = seq,
+        .status = status,
+        .data = std::vector<std::byte>(bytes)};
+  ucp_request_param_t p{};
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                   UCP_OP_ATTR_FIELD_DATATYPE;
+  p.cb.recv_am = OnRendezvousDone;
+  p.datatype = ucp_dt_make_contig(1);
+  p.user_data = r.get();
+  void* buffer = r->data.data();
+  const ucs_status_ptr_t request =
+      ucp_am_recv_data_nbx(worker_, data, buffer, bytes, &p);
+  if (request == nullptr) return FinishRendezvous(std::move(r), UCS_OK);
+  if (UCS_PTR_IS_ERR(request)) {
+    return FinishRendezvous(std::move(r), UCS_PTR_STATUS(request));
+  }
+  (void)r.release();  // OnRendezvousDone's now
+}
+
+ucs_status_t UcxTransport::OnRequest(void* arg, const void* header,
+                                     size_t header_bytes, void* data,
+                                     size_t bytes,
+                                     const ucp_am_recv_param_t* param) {
+  auto* t = static_cast<UcxTransport*>(arg);
+  RequestBatch h;
+  if (header_bytes != sizeof h) {
+    t->Reject();
+    return UCS_OK;
+  }
+  std::memcpy(&h, header, sizeof h);
+  if (h.token != t->token_ || !t->Valid(h.origin)) {
+    t->Reject();
+    return UCS_OK;  // a rendezvous's data dropped unread
+  }
+  t->Take(/*answer=*/false, h.origin, h.seq, 0, data, bytes, param);
+  return UCS_OK;
+}
+
+ucs_status_t UcxTransport::OnAnswer(void* arg, const void* header,
+                                    size_t header_bytes, void* data,
+                                    size_t bytes,
+                                    const ucp_am_recv_param_t* param) {
+  auto* t = static_cast<UcxTransport*>(arg);
+  AnswerHeader h;
+  if (header_bytes != sizeof h) {
+    t->Reject();
+    return UCS_OK;
+  }
+  std::memcpy(&h, header, sizeof h);
+  if (h.token != t->token_ || !t->Valid(h.agent)) {
+    t->Reject();
+    return UCS_OK;
+  }
+  t->Take(/*answer=*/true, h.agent, h.seq, h.status, data, bytes, param);
   return UCS_OK;
 }
 
