@@ -173,8 +173,7 @@ class UcxTransport final : public AgentTransport {
   static void OnSent(void* request, ucs_status_t status, void* user_data);
   static void OnRendezvousDone(void* request, ucs_status_t status,
                                size_t length, void* user_data);
-  void FinishRendezvous(std::unique_ptr<Rendezvous> r,
-                        ucs_status_t status);
+  void FinishRendezvous(std::unique_ptr<Rendezvous> r, ucs_status_t status);
   void Take(bool answer, int peer, uint32_t seq, int status, void* data,
             size_t bytes, const ucp_am_recv_param_t* param);
   void DeliverRequest(int origin, uint32_t seq, std::vector<std::byte> bytes);
@@ -735,7 +734,8 @@ struct Rendezvous {
 void UcxTransport::OnRendezvousDone(void* request, ucs_status_t status,
                                     size_t /*length*/, void* user_data) {
   std::unique_ptr<Rendezvous> r(static_cast<Rendezvous*>(user_data));
-  r->transport->FinishRendezvous(std::move(r), status);
+  UcxTransport* t = r->transport;
+  t->FinishRendezvous(std::move(r), status);
   if (request != nullptr) ucp_request_free(request);
 }
 
