@@ -17,7 +17,6 @@
 #include <optional>
 #include <random>
 #include <thread>
-#include <unordered_map>
 
 #include "shim/agent/agent_serve.h"
 #include "shim/agent/agent_state.h"

@@ -6,7 +6,6 @@
 #include <cstring>
 
 #include "shim/agent/agent.h"
-#include "shim/base/spin_wait.h"
 
 namespace rmashim {
 
