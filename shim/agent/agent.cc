@@ -3,6 +3,7 @@
 // agent_origin.cc sends it).
 #include "shim/agent/agent.h"
 
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
@@ -83,6 +84,30 @@ void SleepUntilEvent(AgentState& s, int epoll, long ns) {
     uint64_t count;
     [[maybe_unused]] ssize_t r = read(s.wake_fd, &count, sizeof count);
   }
+}
+
+// While a thread stands in for the agent's (AgentStandIn), the agent's
+// thread sleeps on its wake-up alone, at most `ns` (-1: kMaxSleepNs), and
+// leaves the transport unarmed: an arrival then costs neither the sender
+// a signal nor this thread a wake-up, and the stand-in serves it. False,
+// without sleeping, when no thread stands in. The last stand-in to leave
+// wakes it if it sleeps here (~AgentStandIn), so that it watches the
+// transport again.
+bool SleepWhileStoodIn(AgentState& s, long ns) {
+  s.thread_deferring.store(true);
+  if (s.stand_ins.load() == 0) {
+    s.thread_deferring.store(false);
+    return false;
+  }
+  const long limit = ns < 0 ? AgentTransport::kMaxSleepNs : ns;
+  const timespec timeout{limit / 1'000'000'000, limit % 1'000'000'000};
+  pollfd wake{s.wake_fd, POLLIN, 0};
+  if (ppoll(&wake, 1, &timeout, nullptr) > 0) {
+    uint64_t count;
+    [[maybe_unused]] ssize_t r = read(s.wake_fd, &count, sizeof count);
+  }
+  s.thread_deferring.store(false);
+  return true;
 }
 
 // Looks for arrivals without sleeping for at most `ns`, then returns (so
@@ -177,9 +202,9 @@ void Serve(AgentState& s) {
       constexpr uint64_t kPassNs = 2'000;
       PollAwake(s, kPassNs);
     } else {
-      SleepUntilEvent(s, epoll,
-                      polls.waiting ? static_cast<long>(poll_ns)
-                                    : AgentTransport::kMaxSleepNs);
+      const long sleep_ns = polls.waiting ? static_cast<long>(poll_ns)
+                                          : AgentTransport::kMaxSleepNs;
+      if (!SleepWhileStoodIn(s, sleep_ns)) SleepUntilEvent(s, epoll, sleep_ns);
     }
     while (s.thread_held.load()) {
       std::this_thread::sleep_for(std::chrono::microseconds(100));
@@ -205,7 +230,9 @@ void Serve(AgentState& s) {
 bool ServeArrived(AgentState& s) {
   if (s.thread_wants_serve.load()) return false;
   std::unique_lock<std::mutex> serving(s.serve_mutex, std::try_to_lock);
-  if (!serving.owns_lock() || !s.serving) return false;
+  if (!serving.owns_lock() || !s.serving || s.parked_scopes.load() > 0) {
+    return false;
+  }
   s.transport->Progress();
   const bool served = ServeTaken(s);
   // Requests it queued or a release it applied: grants those now in, and
@@ -231,6 +258,13 @@ uint64_t AgentSpinNs() {
   return spin_settings().core_per_thread ? configured : 0;
 }
 
+uint64_t AgentAnswerSpinNs() {
+  static const std::optional<uint64_t> configured =
+      EnvMicrosecondsAsNs("RMASHIM_AGENT_ANSWER_SPIN_US");
+  if (configured) return *configured;
+  return spin_settings().oversubscribed ? 0 : uint64_t{kSpinAloneNs};
+}
+
 AgentState& TheAgent() {
   static AgentState* state = new AgentState;
   return *state;
@@ -238,8 +272,9 @@ AgentState& TheAgent() {
 
 bool AgentWanted() {
   const char* agent = std::getenv("RMASHIM_AGENT");
-  if (agent == nullptr || *agent == '\0') return false;  // off unless asked
-  if (std::strcmp(agent, "auto") != 0) return std::strcmp(agent, "0") != 0;
+  const bool automatic = agent == nullptr || *agent == '\0' ||
+                         std::strcmp(agent, "auto") == 0;
+  if (!automatic) return std::strcmp(agent, "0") != 0;
   const long local = EnvLong("MPI_LOCALNRANKS"), size = EnvLong("PMI_SIZE");
   if (local > 0 && size > local) return true;
   if (EnvLong("SLURM_NNODES") > 1) return true;
@@ -262,7 +297,8 @@ void StartAgent() {
   // program that owns MPI calls dart_init and dart_exit several times):
   // a new transport each time.
   s.transport =
-      AgentTransport::Open(s.world_rank, s.world_size, s.token, AgentSpinNs());
+      AgentTransport::Open(s.world_rank, s.world_size, s.token,
+                                     &AgentAnswerSpinNs);
   s.wake_fd = eventfd(0, EFD_CLOEXEC);
   int ok = s.transport != nullptr && s.wake_fd >= 0;
   PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -355,15 +391,37 @@ AgentParked::AgentParked() {
   std::unique_lock<std::mutex> lock(s.park_mutex);
   ++s.park_requests;
   parked_ = true;
+  s.parked_scopes.fetch_add(1);
   Wake(s);  // out of epoll_wait, to the top of its loop
   s.park_cv.wait(lock, [&] { return s.parked; });
+  lock.unlock();
+  // A waiter's pass begun before the count rose ends before this returns.
+  std::lock_guard<std::mutex> passes(s.serve_mutex);
 }
 
 AgentParked::~AgentParked() {
   if (!parked_) return;
   AgentState& s = TheAgent();
   std::lock_guard<std::mutex> lock(s.park_mutex);
+  s.parked_scopes.fetch_sub(1);
   if (--s.park_requests == 0) s.park_cv.notify_all();
 }
+
+AgentStandIn::AgentStandIn() {
+  AgentState& s = TheAgent();
+  if (!s.running.load() || s.thread_held.load()) return;
+  active_ = true;
+  s.stand_ins.fetch_add(1);
+}
+
+AgentStandIn::~AgentStandIn() {
+  if (!active_) return;
+  AgentState& s = TheAgent();
+  if (s.stand_ins.fetch_sub(1) == 1 && s.thread_deferring.exchange(false)) {
+    Wake(s);
+  }
+}
+
+void AgentStandIn::Serve() { ServeArrived(TheAgent()); }
 
 }  // namespace rmashim

@@ -91,12 +91,13 @@
 // updates that may never come, and the target agent releases the locks
 // that origin held (AgentLocks::DropLink).
 //
-// When. Off unless asked for: RMASHIM_AGENT=1 starts it on a job that
-// spans nodes; RMASHIM_AGENT=auto where the launcher's environment says
-// the job spans nodes (AgentWanted). Not the default yet: a remote
-// operation through it still costs a sleeping thread's wake-up where MPI's
-// costs a poll. A window uses the agent only when every one of its ranks
-// runs one (agreed at creation); otherwise accumulates on windows spanning
+// When. On by default where the launcher's environment says the job spans
+// nodes (AgentWanted: RMASHIM_AGENT unset or auto); RMASHIM_AGENT=1 on
+// every job whose MPI nodes are several, RMASHIM_AGENT=0 never. A remote
+// operation to a target that waits in a blocking MPI call costs a poll of
+// the target's own thread (AgentStandIn), not a sleeping thread's
+// wake-up. A window uses the agent only when every one of its ranks runs
+// one (agreed at creation); otherwise accumulates on windows spanning
 // nodes go to MPI as before.
 #ifndef RMASHIM_SHIM_AGENT_AGENT_H_
 #define RMASHIM_SHIM_AGENT_AGENT_H_
@@ -118,8 +119,8 @@ namespace rmashim {
 
 class ManagedWindow;
 
-// Whether to start the agent: RMASHIM_AGENT=1; with RMASHIM_AGENT=auto,
-// the launcher's environment (Hydra's MPI_LOCALNRANKS below PMI_SIZE, Slurm's
+// Whether to start the agent: RMASHIM_AGENT=1; unset or auto (the
+// default), where the launcher's environment says the job spans nodes (Hydra's MPI_LOCALNRANKS below PMI_SIZE, Slurm's
 // SLURM_NNODES above 1, or MPICH's simulated node splits). Asked only
 // where the shim is enabled (Runtime::Start).
 bool AgentWanted();
@@ -132,14 +133,21 @@ void StartAgent();
 // sending requests, then each agent is stopped and joined.
 void StopAgent();
 bool AgentRunning();
-// How long an origin waiting for an answer, and the agent after serving a
-// request, poll before they sleep: RMASHIM_AGENT_SPIN_US microseconds
-// (default 0: never) where the node has two processing units per rank by
-// MPI's count, else 0. Off by default: jobs fill their nodes' cores, and a
-// spinning thread then takes a core a rank needs (on a 2-core machine with
-// 2 ranks spinning tripled a round trip); with spare cores it saves the
-// sleeping threads' wake-ups (scripts/bench_agent.sh --spin-us).
+// How long the agent's thread polls after serving a request before it
+// sleeps: RMASHIM_AGENT_SPIN_US microseconds (default 0: never) where the
+// node has two processing units per rank by MPI's count, else 0. Off by
+// default: jobs fill their nodes' cores, and a spinning second thread then
+// takes a core a rank needs; with spare cores it saves the agent's
+// wake-ups (scripts/bench_agent.sh --spin-us).
 uint64_t AgentSpinNs();
+// How long an origin's thread that waits for an agent's answer (a fetch,
+// a flush, a lock) polls before it sleeps: RMASHIM_AGENT_ANSWER_SPIN_US
+// microseconds as set, else kSpinAloneNs where the node has a processing
+// unit per rank and 0 where it is oversubscribed. The waiting thread is
+// the rank's own, inside an MPI call, where MPICH would poll too: its core
+// is its own, so polling saves its wake-up at the answer and takes no core
+// from another rank.
+uint64_t AgentAnswerSpinNs();
 // How long the agent polls a remote origin's lock request without sleeping
 // once the request is next in its gate (only holders to leave), from then
 // on: RMASHIM_AGENT_LOCK_SPIN_US microseconds as set (0: never), else 1000
@@ -264,12 +272,51 @@ int AgentFailLink(int world_rank, bool agent_end);
 int AgentSendForged(int world_rank, int claimed_origin, uint64_t token_xor,
                     std::span<const std::byte> frames);
 // Tests: while `held`, this process's agent thread serves nothing (it
-// waits after each event until released), so only an epoch end that
-// serves what arrived (ServeArrived) applies remote updates. Release it
+// waits after each event until released), and no blocking call stands in
+// for it (AgentStandIn), so only an epoch end that serves what arrived
+// (ServeArrived) applies remote updates. Release it
 // before anything that needs the thread: a lock request, a flush,
 // parking, MPI_Finalize. MPI_ERR_OTHER where no agent
 // runs.
 int AgentHoldThread(bool held);
+
+// A thread that waits in a blocking MPI call stands in for the agent's
+// thread for the length of the call (intercept/wrap_blocking.cc and
+// wrap_request.cc: MPI_Barrier, MPI_Recv, MPI_Probe, the MPI_Wait
+// family): the call becomes its nonblocking form, tested in a loop that
+// serves what arrived for this process's agent between tests, as MPICH's
+// progress in any blocking call serves its own RMA. Meanwhile the agent's
+// thread leaves the transport unarmed (agent.cc: SleepWhileStoodIn), so
+// a remote request to a target in MPI costs a poll, not a sleeping
+// thread's wake-up on a core the waiting rank keeps busy. Inactive (the
+// call goes to MPI as it is) where no agent runs, and while a test holds
+// the agent's thread (AgentHoldThread).
+class AgentStandIn {
+ public:
+  AgentStandIn();
+  ~AgentStandIn();
+  AgentStandIn(const AgentStandIn&) = delete;
+  AgentStandIn& operator=(const AgentStandIn&) = delete;
+
+  bool active() const { return active_; }
+  // Runs `test` (an MPI test call: it returns an MPI error code and says
+  // through its bool* whether what it tests is done) until it is done or
+  // fails, serving what arrived between tries.
+  template <typename Test>
+  int WaitServing(Test test) {
+    for (;;) {
+      bool done = false;
+      const int rc = test(&done);
+      if (rc != MPI_SUCCESS || done) return rc;
+      Serve();
+    }
+  }
+
+ private:
+  // Serves what arrived, unless the agent's thread serves now.
+  void Serve();
+  bool active_ = false;
+};
 
 // Locks for remote targets on windows whose locks are the agents'
 // (ManagedWindow::locks_via_agent, agent_locks.h). AgentLock returns once

@@ -64,6 +64,12 @@ struct AgentState {
   std::atomic<bool> thread_wants_serve{false};
   // Tests (AgentHoldThread): the thread serves nothing while set.
   std::atomic<bool> thread_held{false};
+  // Threads that wait in a blocking MPI call and serve in the agent's
+  // place meanwhile (AgentStandIn), and whether the agent's thread sleeps
+  // on its wake-up alone because of them (agent.cc: SleepWhileStoodIn):
+  // the last to leave then wakes it, to watch the transport again.
+  std::atomic<int> stand_ins{0};
+  std::atomic<bool> thread_deferring{false};
   AgentLocks locks;
 
   // Links from origins (by world rank) that closed without a goodbye, and
@@ -90,6 +96,9 @@ struct AgentState {
   std::condition_variable park_cv;
   int park_requests = 0;
   bool parked = false;
+  // Parked scopes open, read by ServeArrived under serve_mutex: a waiter
+  // on another thread serves nothing while one is open.
+  std::atomic<int> parked_scopes{0};
 
   // Origin side: one exchange with an agent at a time, so replies match
   // their requests when several application threads call MPI.
@@ -113,9 +122,8 @@ AgentState& TheAgent();
 // when no link was ready. The waiter then need not wait for the agent's
 // thread to be scheduled: on cores that the ranks keep busy, a sleeping
 // thread's wake-up can take longer than the whole exchange. Never while
-// the agent is parked (AgentParked): a thread parks it inside an MPI call,
-// and epoch ends wait for the agent only where one thread at a time calls
-// MPI (ManagedWindow::agent_active_target: not under MPI_THREAD_MULTIPLE).
+// the agent is parked (AgentParked: it waits for a waiter's pass under way
+// to end, and later ones serve nothing until it is released).
 // What the waiter serves may be any origin's request, so the MPI call that
 // waits may answer a fetch of another window (up to 16 MiB, a blocking
 // send) or grant a lock, as MPICH's progress in any MPI call serves every

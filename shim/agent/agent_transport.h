@@ -48,9 +48,11 @@ class AgentTransport {
   // Collective over MPI_COMM_WORLD (its addresses are exchanged over it):
   // the transport of this process, or nullptr on every rank when one rank
   // cannot open it. `token` is the job's, the same on every rank; an
-  // origin awaiting an answer polls for `spin_ns` before it sleeps.
+  // origin awaiting an answer polls for `spin_ns()` nanoseconds (asked at
+  // each wait) before it sleeps.
   static std::unique_ptr<AgentTransport> Open(int world_rank, int world_size,
-                                              uint64_t token, uint64_t spin_ns);
+                                              uint64_t token,
+                                              uint64_t (*spin_ns)());
   // Collective over MPI_COMM_WORLD, once no rank sends any more: closes
   // every link without reporting any as lost.
   virtual void Close() = 0;

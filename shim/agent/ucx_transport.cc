@@ -104,7 +104,8 @@ struct Rendezvous;
 
 class UcxTransport final : public AgentTransport {
  public:
-  UcxTransport(int world_rank, int world_size, uint64_t token, uint64_t spin_ns)
+  UcxTransport(int world_rank, int world_size, uint64_t token,
+               uint64_t (*spin_ns)())
       : self_(world_rank),
         token_(token),
         spin_ns_(spin_ns),
@@ -205,7 +206,7 @@ class UcxTransport final : public AgentTransport {
 
   const int self_;
   const uint64_t token_;
-  const uint64_t spin_ns_;
+  uint64_t (*const spin_ns_)();  // an awaited answer's poll before sleeping
   std::vector<Peer> peers_;
   std::vector<std::vector<std::byte>> addresses_;
   ucp_context_h context_ = nullptr;
@@ -534,7 +535,7 @@ bool UcxTransport::Receive(int agent, AgentAnswer* answer, void (*on_wait)()) {
   Peer& p = peers_[agent];
   if (p.broken.load()) LoseLinkTo(agent);
   bool lost = false;
-  const uint64_t spin_until = NowNs() + spin_ns_;
+  const uint64_t spin_until = NowNs() + spin_ns_();
   uint64_t next_callback = NowNs() + kWaitCallbackNs;
   for (;;) {
     ucp_worker_progress(worker_);
@@ -905,7 +906,7 @@ void UcxTransport::Destroy() {
 std::unique_ptr<AgentTransport> AgentTransport::Open(int world_rank,
                                                      int world_size,
                                                      uint64_t token,
-                                                     uint64_t spin_ns) {
+                                                     uint64_t (*spin_ns)()) {
   auto t =
       std::make_unique<UcxTransport>(world_rank, world_size, token, spin_ns);
   const bool initialized = t->Init();

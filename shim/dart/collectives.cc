@@ -5,6 +5,7 @@
 #include <mutex>
 #include <vector>
 
+#include "shim/agent/stand_in_wait.h"
 #include "shim/dart/state.h"
 
 namespace rmashim::dart {
@@ -194,7 +195,8 @@ dart_ret_t dart_barrier(dart_team_t team) {
   if (!g_dart.initialized) return DART_ERR_NOTINIT;
   Team* t = FindTeam(team);
   if (t == nullptr) return DART_ERR_INVAL;
-  return FromMpi(PMPI_Barrier(t->comm));
+  // Serves the core's agent while it waits, where one runs.
+  return FromMpi(BarrierStandingIn(t->comm));
 }
 
 dart_ret_t dart_bcast(void* buf, size_t nelem, dart_datatype_t dtype,

@@ -1,6 +1,7 @@
 // Wait/test on requests that may include kCompletedRequest (node-local
 // request-based RMA the shim completed when it was issued). Real requests go
-// to MPI unchanged. Besides MPI-4.0's calls, the newer ones a program built
+// to MPI unchanged; the blocking waits on them serve this process's agent
+// while they wait, where one runs (shim/agent/stand_in_wait.h). Besides MPI-4.0's calls, the newer ones a program built
 // against a newer MPICH may call (newer_request_calls.h).
 #include <mpi.h>
 
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "shim/base/newer_request_calls.h"
+#include "shim/agent/stand_in_wait.h"
 #include "shim/windows/passthrough.h"
 
 using rmashim::kCompletedRequest;
@@ -85,7 +87,7 @@ extern "C" {
 
 int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   if (request == nullptr || *request != kCompletedRequest) {
-    return PMPI_Wait(request, status);
+    return rmashim::WaitStandingIn(request, status);
   }
   *request = MPI_REQUEST_NULL;
   SetEmptyStatus(status);
@@ -104,7 +106,7 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   if (AnyCompleted(count, requests)) Retire(count, requests);
-  return PMPI_Waitall(count, requests, statuses);
+  return rmashim::WaitAllStandingIn(count, requests, statuses);
 }
 
 int MPI_Testall(int count, MPI_Request requests[], int* flag,
@@ -123,7 +125,7 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag,
 int MPI_Waitany(int count, MPI_Request requests[], int* index,
                 MPI_Status* status) {
   if (!AnyCompleted(count, requests)) {
-    return PMPI_Waitany(count, requests, index, status);
+    return rmashim::WaitAnyStandingIn(count, requests, index, status);
   }
   return FirstCompleted(count, requests, index, status);
 }
@@ -142,7 +144,8 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
 int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount,
                  int indices[], MPI_Status statuses[]) {
   if (!AnyCompleted(incount, requests)) {
-    return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+    return rmashim::WaitSomeStandingIn(incount, requests, outcount, indices,
+                                       statuses);
   }
   const std::vector<int> ours = OursIn(incount, requests);
   Retire(incount, requests);

@@ -1,0 +1,79 @@
+// MPI's blocking waits, as their tests in a loop where this process's agent
+// runs, so that the waiting thread serves remote origins' requests
+// meanwhile (agent.h: AgentStandIn); MPI's blocking call as it is where no
+// agent runs. Used by the wrappers of the blocking calls
+// (shim/intercept/wrap_blocking.cc, wrap_request.cc) and by libdart's
+// barrier (shim/dart/collectives.cc).
+#ifndef RMASHIM_SHIM_AGENT_STAND_IN_WAIT_H_
+#define RMASHIM_SHIM_AGENT_STAND_IN_WAIT_H_
+
+#include <mpi.h>
+
+#include "shim/agent/agent.h"
+
+namespace rmashim {
+
+inline int WaitStandingIn(MPI_Request* request, MPI_Status* status) {
+  AgentStandIn stand_in;
+  if (!stand_in.active()) return PMPI_Wait(request, status);
+  return stand_in.WaitServing([&](bool* done) {
+    int flag = 0;
+    const int rc = PMPI_Test(request, &flag, status);
+    *done = flag != 0;
+    return rc;
+  });
+}
+
+inline int WaitAllStandingIn(int count, MPI_Request requests[],
+                             MPI_Status statuses[]) {
+  AgentStandIn stand_in;
+  if (!stand_in.active()) return PMPI_Waitall(count, requests, statuses);
+  return stand_in.WaitServing([&](bool* done) {
+    int flag = 0;
+    const int rc = PMPI_Testall(count, requests, &flag, statuses);
+    *done = flag != 0;
+    return rc;
+  });
+}
+
+inline int WaitAnyStandingIn(int count, MPI_Request requests[], int* index,
+                             MPI_Status* status) {
+  AgentStandIn stand_in;
+  if (!stand_in.active()) {
+    return PMPI_Waitany(count, requests, index, status);
+  }
+  return stand_in.WaitServing([&](bool* done) {
+    int flag = 0;
+    const int rc = PMPI_Testany(count, requests, index, &flag, status);
+    *done = flag != 0;
+    return rc;
+  });
+}
+
+inline int BarrierStandingIn(MPI_Comm comm) {
+  if (!AgentRunning()) return PMPI_Barrier(comm);
+  MPI_Request request;
+  const int rc = PMPI_Ibarrier(comm, &request);
+  if (rc != MPI_SUCCESS) return rc;
+  return WaitStandingIn(&request, MPI_STATUS_IGNORE);
+}
+
+// Done once some request completed, or none was active (MPI_UNDEFINED).
+inline int WaitSomeStandingIn(int incount, MPI_Request requests[],
+                              int* outcount, int indices[],
+                              MPI_Status statuses[]) {
+  AgentStandIn stand_in;
+  if (!stand_in.active()) {
+    return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+  }
+  return stand_in.WaitServing([&](bool* done) {
+    const int rc =
+        PMPI_Testsome(incount, requests, outcount, indices, statuses);
+    *done = *outcount != 0;
+    return rc;
+  });
+}
+
+}  // namespace rmashim
+
+#endif  // RMASHIM_SHIM_AGENT_STAND_IN_WAIT_H_
