@@ -4,6 +4,12 @@
     docs/..., README.md) exists;
   - every section a file cites as `docs/X.md "Title"` (or README.md) is
     there, as a heading or a bolded paragraph title;
+  - every name a file cites with its source ("`Admit` in
+    shim/move/admission.cc", "`EndLink`, `shim/agent/agent_serve.cc`",
+    "`FinishCall` (`shim/intercept/finish_call.h`)",
+    "(shim/agent/agent.cc: SleepWhileStoodIn)") is defined or declared
+    there, as far as a look at the file's lines can tell (a call of it
+    is not enough);
   - docs/how-it-works.md's Layout names every folder of shim/ and every
     file in them, and no source sits in shim/ itself.
 Run from Bazel (the repository is found through this file's real path) or
@@ -22,6 +28,29 @@ PATH = re.compile(
     r"(?<![\w/.$-])((?:shim|include|tests|bench|scripts|tools|docs)/"
     r"[a-z0-9_./-]+\.(?:h|cc|c|py|sh|md|bzl)|README\.md)(?![\w.-])")
 SECTION = re.compile(r'((?:docs/[\w-]+\.md)|README\.md),? "([^"]+)"')
+# A name cited with the source that has it. `Name` (a C or C++ identifier,
+# maybe qualified, maybe with "()"), or a list of them joined by commas or
+# "and", then ", ", " in " or " (" and the source, in backticks or not:
+#   `Admit` in shim/move/admission.cc;  `EndLink`, `shim/agent/agent_serve.cc`
+#   `LoseLinkTo` and `OnPeerError`, `shim/agent/ucx_transport.cc`
+#   `FinishCall` (`shim/intercept/finish_call.h`)
+# or, in parentheses, the source, a colon and a capitalized name:
+#   (shim/agent/agent.cc: SleepWhileStoodIn)
+NAME = r"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*(?:\(\))?"
+SOURCE = (r"(?:shim|include|tests|bench|scripts|tools)/[a-z0-9_./-]+"
+          r"\.(?:h|cc|c|py|sh)")
+SOURCE_END = r"`?(?=[`),;:\s]|\.(?:\s|$))"
+NAMED_IN = re.compile(
+    r"((?:`%s`(?:,\s*and\s+|,\s*|\s+and\s+))*`%s`)(?:,\s*|\s+in\s+|\s*\(\s*)"
+    r"`?(%s)%s" % (NAME, NAME, SOURCE, SOURCE_END))
+IN_NAMED = re.compile(
+    r"\(\s*`?(%s)`?:\s*`?([A-Z]\w*(?:::[A-Za-z_]\w*)*)`?\s*[;,)]" % SOURCE)
+# MPI's own names are MPI's, whichever source mentions them.
+MPI_NAME = re.compile(r"P?MPIX?_")
+# The first word of a line that calls a name rather than declares it.
+STATEMENT_WORDS = {"return", "else", "case", "delete", "throw", "goto",
+                   "co_return", "new", "sizeof", "if", "while", "for",
+                   "switch", "do", "not", "and", "or"}
 
 
 def files():
@@ -43,9 +72,48 @@ def titles(doc):
     return found, text
 
 
+def defines(body, source, name):
+    """Whether `body`, the text of `source`, defines or declares `name`: a
+    line that starts with a type or other declaration words and then the
+    name (a function, variable, member or constant), the name at the start
+    of a line before "(" (a definition whose type is on the line above),
+    before "=" or "," alone on its line (an enumerator), after class,
+    struct, enum, using, namespace or typedef, a #define, a GoogleTest
+    TEST(Name, ...) or TEST(Suite, Name); in Python a def, class or
+    top-level assignment, in shell a function or assignment."""
+    n = re.escape(name)
+    if source.endswith(".py"):
+        return re.search(r"^\s*(?:def|class)\s+%s\b|^%s\s*=" % (n, n),
+                         body, re.M) is not None
+    if source.endswith(".sh"):
+        return re.search(r"^\s*(?:function\s+)?%s\s*\(\)|^\s*(?:local\s+|readonly\s+)?%s="
+                         % (n, n), body, re.M) is not None
+    for m in re.finditer(r"^[ \t]*((?:[\w:<>\[\],]+[ \t*&]+)+)(?:\w+::)*%s\s*"
+                         r"(?:\(|\{|=|;|\[|,|:|$)" % n, body, re.M):
+        if m.group(1).split()[0].rstrip("*&") not in STATEMENT_WORDS:
+            return True
+    return any(re.search(p, body, re.M) for p in (
+        r"^(?:\w+::)*%s\s*\(" % n,
+        r"^[ \t]*%s\s*(?:=[^=]|,|$)" % n,
+        r"\b(?:class|struct|enum|union|using|namespace|typedef)\s+"
+        r"(?:\w+\s+)*%s\b" % n,
+        r"#\s*define\s+%s\b" % n,
+        r"\bTEST\w*\(\s*(?:\w+\s*,\s*)?%s\s*[,)]" % n))
+
+
+def cited_names(flat):
+    """(name, source) for every name `flat` cites with its source."""
+    for m in NAMED_IN.finditer(flat):
+        for name in re.findall(r"`(%s)`" % NAME, m.group(1)):
+            yield name, m.group(2)
+    for m in IN_NAMED.finditer(flat):
+        yield m.group(2), m.group(1)
+
+
 def main():
     problems = []
     cache = {}
+    sources = {}
     for path in files():
         rel = os.path.relpath(path, ROOT)
         with open(path, errors="replace") as f:
@@ -67,6 +135,17 @@ def main():
             if not any(h == title or h.startswith(title) for h in heads):
                 problems.append('%s: cites %s "%s", which has no such section'
                                 % (rel, doc, title))
+        for name, source in cited_names(flat):
+            bare = name.rstrip("()").split("::")[-1]
+            where = os.path.join(ROOT, source)
+            if MPI_NAME.match(bare) or not os.path.isfile(where):
+                continue  # MPI's, or reported above
+            if source not in sources:
+                with open(where, errors="replace") as f:
+                    sources[source] = f.read()
+            if not defines(sources[source], source, bare):
+                problems.append("%s: cites `%s` in %s, which does not define or "
+                                "declare it" % (rel, name, source))
     # The Layout of docs/how-it-works.md names every folder of shim/ and
     # every file in it; no source sits in shim/ itself (the folders are the
     # concerns).
