@@ -107,6 +107,15 @@ inline long long AgentRejected() {
   if (fn != nullptr) fn(&rejected);
   return rejected;
 }
+// Remote puts and gets this process started as RMA of the agents'
+// transport (rmashim_agent_rma_ops); -1 where the shim is not loaded.
+inline long long AgentRmaOps() {
+  using Fn = int (*)(long long*);
+  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_agent_rma_ops"));
+  long long ops = -1;
+  if (fn != nullptr) fn(&ops);
+  return ops;
+}
 // The id `rank`'s agent knows `win` by (rmashim_win_agent_id); -1 where
 // none.
 inline int AgentWindowId(MPI_Win win, int rank) {

@@ -50,6 +50,10 @@ int rmashim_agent_lock_stats(long long *granted);
  * has queued until their turn in the lock words (as of its last pass). */
 int rmashim_agent_locks_waiting(long long *waiting);
 
+/* Sets *ops to the remote puts and gets this process started as one-sided
+ * RMA of the agents' transport (UCX) rather than as agent requests. */
+int rmashim_agent_rma_ops(long long *ops);
+
 /* Sets *rejected to the requests this process's agent refused to apply
  * (a window that is not live, a range outside the target's memory, a type
  * or operation the window does not allow, a malformed request) or dropped

@@ -265,6 +265,11 @@ uint64_t AgentAnswerSpinNs() {
   return spin_settings().oversubscribed ? 0 : uint64_t{kSpinAloneNs};
 }
 
+uint64_t AgentGrantSpinNs() {
+  constexpr uint64_t kGrantSpinNs = 20'000;
+  return std::min(AgentAnswerSpinNs(), kGrantSpinNs);
+}
+
 AgentState& TheAgent() {
   static AgentState* state = new AgentState;
   return *state;
@@ -272,8 +277,8 @@ AgentState& TheAgent() {
 
 bool AgentWanted() {
   const char* agent = std::getenv("RMASHIM_AGENT");
-  const bool automatic = agent == nullptr || *agent == '\0' ||
-                         std::strcmp(agent, "auto") == 0;
+  const bool automatic =
+      agent == nullptr || *agent == '\0' || std::strcmp(agent, "auto") == 0;
   if (!automatic) return std::strcmp(agent, "0") != 0;
   const long local = EnvLong("MPI_LOCALNRANKS"), size = EnvLong("PMI_SIZE");
   if (local > 0 && size > local) return true;
@@ -296,9 +301,7 @@ void StartAgent() {
   // A process may start the agent again after StopAgent (libdart: a
   // program that owns MPI calls dart_init and dart_exit several times):
   // a new transport each time.
-  s.transport =
-      AgentTransport::Open(s.world_rank, s.world_size, s.token,
-                                     &AgentAnswerSpinNs);
+  s.transport = AgentTransport::Open(s.world_rank, s.world_size, s.token);
   s.wake_fd = eventfd(0, EFD_CLOEXEC);
   int ok = s.transport != nullptr && s.wake_fd >= 0;
   PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -323,7 +326,10 @@ void StartAgent() {
     s.stopping = false;
   }
   s.running = true;
-  served_windows().Open();
+  served_windows().Open([](int world_rank) {
+    const AgentState& agent = TheAgent();
+    return agent.transport != nullptr && agent.transport->Reaches(world_rank);
+  });
   s.thread = std::thread([&s] { Serve(s); });
   // Counted once: a restarted agent replaces the thread StopAgent joined.
   static const bool noted = (NoteShimThreadStarted(), true);
@@ -343,6 +349,7 @@ void StopAgent() {
   s.thread.join();
   served_windows().Close();
   s.running = false;
+  CloseAllRma();         // windows not freed: before their context goes
   s.transport->Close();  // collective: no link ends as lost
   s.transport.reset();
   close(s.wake_fd);

@@ -6,10 +6,12 @@
 // stay atomic with remote ones (MPI-3 11.7.1); in fence and PSCW epochs
 // too, whose ends wait until the agents have applied them
 // (AgentCompleteFence, AgentCompletePscw). In
-// passive epochs it moves remote origins' puts and gets too, as updates
-// with MPI_REPLACE and fetching MPI_NO_OP (admission.cc, wrap_rma.cc's
-// MoveThroughAgent), so a remote origin's whole passive epoch completes
-// without the target calling MPI.
+// passive epochs remote origins' puts and gets go the agents' way too
+// (admission.cc, wrap_rma.cc's MoveThroughAgent): contiguous ones as
+// one-sided RMA of the agents' transport into the target's memory,
+// registered at the window's creation (agent_rma.cc), others as updates
+// with MPI_REPLACE and fetching MPI_NO_OP, so a remote origin's whole
+// passive epoch completes without the target calling MPI.
 //
 // Why an agent at all. MPICH over UCX sends a remote origin's accumulate,
 // fetch_and_op and compare_and_swap to the target as an active message and
@@ -107,6 +109,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -120,9 +123,10 @@ namespace rmashim {
 class ManagedWindow;
 
 // Whether to start the agent: RMASHIM_AGENT=1; unset or auto (the
-// default), where the launcher's environment says the job spans nodes (Hydra's MPI_LOCALNRANKS below PMI_SIZE, Slurm's
-// SLURM_NNODES above 1, or MPICH's simulated node splits). Asked only
-// where the shim is enabled (Runtime::Start).
+// default), where the launcher's environment says the job spans nodes (Hydra's
+// MPI_LOCALNRANKS below PMI_SIZE, Slurm's SLURM_NNODES above 1, or MPICH's
+// simulated node splits). Asked only where the shim is enabled
+// (Runtime::Start).
 bool AgentWanted();
 
 // Starts the agent thread (Runtime::Start, on a job spanning nodes);
@@ -148,6 +152,11 @@ uint64_t AgentSpinNs();
 // is its own, so polling saves its wake-up at the answer and takes no core
 // from another rank.
 uint64_t AgentAnswerSpinNs();
+// ... for a lock's grant: at most 20 us of it, about an uncontended
+// grant's round trip. A grant that waits for a holder may wait long, and a
+// polling origin then takes a core from the agent that grants it on a full
+// node.
+uint64_t AgentGrantSpinNs();
 // How long the agent polls a remote origin's lock request without sleeping
 // once the request is next in its gate (only holders to leave), from then
 // on: RMASHIM_AGENT_LOCK_SPIN_US microseconds as set (0: never), else 1000
@@ -222,6 +231,42 @@ int AgentCompareSwap(ManagedWindow& w, int target, MPI_Aint disp,
 int AgentFlush(ManagedWindow& w, int target);
 // ... of every target's.
 int AgentFlushAll(ManagedWindow& w);
+
+// Remote put and get as RMA (agent_rma.cc has the design). Collective over
+// `comm` (the window's) after a window's creation: on a window the agents
+// serve, registers this rank's memory and exchanges keys (unless
+// RMASHIM_AGENT_RMA=0 on some rank).
+void AgentOpenRma(ManagedWindow& w, MPI_Comm comm);
+// Takes a window's registration out at MPI_Win_free and releases it when
+// destroyed: after the window's collective free, when no origin can reach
+// it any more.
+struct WindowRma;
+class AgentRmaRetired {
+ public:
+  explicit AgentRmaRetired(const ManagedWindow& w);
+  ~AgentRmaRetired();
+  AgentRmaRetired(const AgentRmaRetired&) = delete;
+  AgentRmaRetired& operator=(const AgentRmaRetired&) = delete;
+
+ private:
+  WindowRma* record_ = nullptr;
+};
+// A put (`put`) or get of `bytes` contiguous bytes between `origin` and
+// byte `offset` of remote window rank `target` (Admit checked the range),
+// complete at the next AgentFlush, AgentFlushAll or AgentUnlock of it, or
+// before it returns with `complete_now`: an MPI error code, or nullopt where
+// the window has no RMA to `target` (the caller sends it as a request).
+std::optional<int> AgentRmaMove(ManagedWindow& w, bool put, int target,
+                                MPI_Aint offset, std::byte* origin,
+                                size_t bytes, bool complete_now);
+// Local completion (MPI_Win_flush_local, flush_local_all) of the puts and
+// gets started as RMA to `target` of `w`, or to every target: the same as
+// their remote completion (a flush of the endpoint). Updates need none:
+// they are complete at the origin once queued.
+int AgentFlushRma(ManagedWindow& w, int target);
+int AgentFlushRmaAll(ManagedWindow& w);
+// Puts and gets this process started as RMA (rmashim_agent_rma_ops).
+long long AgentRmaOps();
 
 // Fence epochs, collective over `w`'s ranks before MPI's fence (MpiFence,
 // wrap_active.cc): every update this process sent to remote targets'

@@ -150,6 +150,8 @@ namespace {
 int FlushPending(ManagedWindow& w, int first, int last) {
   AgentState& s = TheAgent();
   std::lock_guard<std::mutex> guard(s.origin_mutex);
+  const int rma = FlushRmaLocked(s, w, first, last);
+  if (!w.any_agent_pending()) return rma;
   std::vector<int> targets;
   {
     StateGuard state_guard(w.state_mutex());
@@ -170,7 +172,10 @@ int FlushPending(ManagedWindow& w, int first, int last) {
     }
   }
   const int rc = AwaitEach(s, agents);
-  return agents.size() < targets.size() ? MPI_ERR_OTHER : rc;
+  if (agents.size() < targets.size() || rma != MPI_SUCCESS) {
+    return MPI_ERR_OTHER;
+  }
+  return rc;
 }
 
 }  // namespace
@@ -180,7 +185,6 @@ int AgentFlush(ManagedWindow& w, int target) {
 }
 
 int AgentFlushAll(ManagedWindow& w) {
-  if (!w.any_agent_pending()) return MPI_SUCCESS;
   return FlushPending(w, 0, w.comm_size());
 }
 
@@ -222,6 +226,9 @@ int AgentUnlock(ManagedWindow& w, int target, AgentLockKind lock) {
   const int flushed = server != target ? AgentFlush(w, target) : MPI_SUCCESS;
   AgentState& s = TheAgent();
   std::lock_guard<std::mutex> guard(s.origin_mutex);
+  // RMA is on no request stream: complete before the release.
+  const int rma =
+      server == target ? FlushRmaLocked(s, w, target, target + 1) : MPI_SUCCESS;
   if (server == target) {
     StateGuard state_guard(w.state_mutex());
     w.AgentPendingDone(target);
@@ -229,7 +236,8 @@ int AgentUnlock(ManagedWindow& w, int target, AgentLockKind lock) {
   const int agent = w.world_rank(server);
   const int released = Exchange(
       s, agent, LockMessage(w, RequestKind::kUnlock, target, lock), nullptr, 0);
-  return flushed != MPI_SUCCESS ? flushed : released;
+  if (flushed != MPI_SUCCESS) return flushed;
+  return rma != MPI_SUCCESS ? rma : released;
 }
 
 // Node by node in the order of their first window ranks, this node's

@@ -33,9 +33,10 @@ namespace {
 // another size than asked means the two ends disagree). `on_wait` as for
 // AgentTransport::Receive.
 int AwaitReply(AgentState& s, int world_rank, void* reply, int reply_bytes,
-               void (*on_wait)() = nullptr) {
+               void (*on_wait)() = nullptr,
+               uint64_t spin_ns = AgentAnswerSpinNs()) {
   AgentAnswer answer;
-  if (!s.transport->Receive(world_rank, &answer, on_wait)) {
+  if (!s.transport->Receive(world_rank, &answer, on_wait, spin_ns)) {
     return MPI_ERR_OTHER;
   }
   if (answer.status != MPI_SUCCESS) return answer.status;
@@ -59,7 +60,8 @@ int AwaitEach(AgentState& s, const std::vector<int>& world_ranks) {
 }
 
 int AwaitGrant(AgentState& s, int world_rank) {
-  return AwaitReply(s, world_rank, nullptr, 0, DriveProgress);
+  return AwaitReply(s, world_rank, nullptr, 0, DriveProgress,
+                    AgentGrantSpinNs());
 }
 
 int Exchange(AgentState& s, int world_rank, const std::vector<std::byte>& msg,

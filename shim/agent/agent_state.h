@@ -130,6 +130,14 @@ AgentState& TheAgent();
 // window.
 bool ServeArrived(AgentState& s);
 
+// agent_rma.cc, the caller holding origin_mutex: completes the RMA
+// started to the window ranks in [first, last) of `w` since their last
+// flush; MPI_ERR_OTHER where one failed.
+int FlushRmaLocked(AgentState& s, const ManagedWindow& w, int first, int last);
+// StopAgent, before the transport closes: every window's registration
+// and keys released.
+void CloseAllRma();
+
 // AgentFailLink's agent end (agent.cc): the agent's thread ends its link
 // from `world_rank` as lost; MPI_ERR_OTHER when there was none.
 int FailLinkFrom(int world_rank);

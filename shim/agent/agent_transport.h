@@ -47,12 +47,9 @@ class AgentTransport {
 
   // Collective over MPI_COMM_WORLD (its addresses are exchanged over it):
   // the transport of this process, or nullptr on every rank when one rank
-  // cannot open it. `token` is the job's, the same on every rank; an
-  // origin awaiting an answer polls for `spin_ns()` nanoseconds (asked at
-  // each wait) before it sleeps.
+  // cannot open it. `token` is the job's, the same on every rank.
   static std::unique_ptr<AgentTransport> Open(int world_rank, int world_size,
-                                              uint64_t token,
-                                              uint64_t (*spin_ns)());
+                                              uint64_t token);
   // Collective over MPI_COMM_WORLD, once no rank sends any more: closes
   // every link without reporting any as lost.
   virtual void Close() = 0;
@@ -63,11 +60,16 @@ class AgentTransport {
   // when the link is lost. Complete at the origin on return: the bytes are
   // the transport's.
   virtual bool Send(int agent, std::vector<std::byte>&& frames) = 0;
-  // The oldest answer from `agent`'s agent not yet taken, waited for;
-  // false when the link is lost before it came. While it waits, `on_wait`
-  // (when given) is called about every kWaitCallbackNs.
+  // The oldest answer from `agent`'s agent not yet taken, waited for
+  // (polling for `spin_ns`, then asleep between looks); false when the link
+  // is lost before it came. While it waits, `on_wait` (when given) is
+  // called about every kWaitCallbackNs.
   static constexpr uint64_t kWaitCallbackNs = 50'000;
-  virtual bool Receive(int agent, AgentAnswer* answer, void (*on_wait)()) = 0;
+  virtual bool Receive(int agent, AgentAnswer* answer, void (*on_wait)(),
+                       uint64_t spin_ns) = 0;
+  // Whether `agent`'s agent can be reached: its endpoint made now, if not
+  // yet (false where UCX has no transport to it, or the link is lost).
+  virtual bool Reaches(int agent) = 0;
   // Whether the link to `agent`'s agent is lost.
   virtual bool LinkToLost(int agent) const = 0;
   // Loses the link to `agent`'s agent now (an answer that makes no
@@ -77,6 +79,38 @@ class AgentTransport {
   // the agent learns of it at once, this origin at its next send or wait
   // for an answer on it (what was queued until then is lost with it).
   virtual void BreakLinkTo(int agent) = 0;
+
+  // One-sided RMA, origin side (under AgentState::origin_mutex, but for
+  // Register): put and get of contiguous bytes straight into a peer's
+  // registered memory, without its agent where the network does RMA in
+  // hardware (agent_rma.cc has why). No atomics: every update of window
+  // memory stays the CPU's (agent.h).
+  //
+  // This process's memory registered for its peers' puts and gets, and the
+  // key they need for it (packed), until destroyed.
+  class Registration {
+   public:
+    virtual ~Registration() = default;
+    virtual std::span<const std::byte> key() const = 0;
+  };
+  virtual std::unique_ptr<Registration> Register(void* base, size_t bytes) = 0;
+  // A peer's packed key made usable here; nullptr where it cannot be.
+  class RemoteKey {
+   public:
+    virtual ~RemoteKey() = default;
+  };
+  virtual std::unique_ptr<RemoteKey> Unpack(int peer,
+                                            std::span<const std::byte> key) = 0;
+  // Starts a put of `bytes` from `from` to `remote` in `peer`'s memory, or a
+  // get into `to`; complete at the next FlushRma(peer). False when the link
+  // to `peer` is lost.
+  virtual bool Put(int peer, RemoteKey& key, uint64_t remote, const void* from,
+                   size_t bytes) = 0;
+  virtual bool Get(int peer, RemoteKey& key, uint64_t remote, void* to,
+                   size_t bytes) = 0;
+  // Returns once every put and get started to `peer` is complete there
+  // (waiting as Receive does); false (the link then lost) when one failed.
+  virtual bool FlushRma(int peer, uint64_t spin_ns) = 0;
 
   // Agent side; the caller holds AgentState::serve_mutex.
   //

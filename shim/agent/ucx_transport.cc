@@ -104,12 +104,8 @@ struct Rendezvous;
 
 class UcxTransport final : public AgentTransport {
  public:
-  UcxTransport(int world_rank, int world_size, uint64_t token,
-               uint64_t (*spin_ns)())
-      : self_(world_rank),
-        token_(token),
-        spin_ns_(spin_ns),
-        peers_(world_size) {
+  UcxTransport(int world_rank, int world_size, uint64_t token)
+      : self_(world_rank), token_(token), peers_(world_size) {
     for (int r = 0; r < world_size; ++r) {
       peers_[r].owner = this;
       peers_[r].rank = r;
@@ -122,7 +118,12 @@ class UcxTransport final : public AgentTransport {
   void Close() override;
 
   bool Send(int agent, std::vector<std::byte>&& frames) override;
-  bool Receive(int agent, AgentAnswer* answer, void (*on_wait)()) override;
+  bool Receive(int agent, AgentAnswer* answer, void (*on_wait)(),
+               uint64_t spin_ns) override;
+  bool Reaches(int agent) override {
+    return Valid(agent) && !peers_[agent].to_lost.load() &&
+           EndpointTo(agent) != nullptr;
+  }
   bool LinkToLost(int agent) const override {
     return peers_[agent].to_lost.load();
   }
@@ -140,6 +141,15 @@ class UcxTransport final : public AgentTransport {
   long long rejected() const override { return rejected_.load(); }
   bool SendForged(int agent, int claimed_origin, uint64_t token_xor,
                   std::span<const std::byte> frames) override;
+
+  std::unique_ptr<Registration> Register(void* base, size_t bytes) override;
+  std::unique_ptr<RemoteKey> Unpack(int peer,
+                                    std::span<const std::byte> key) override;
+  bool Put(int peer, RemoteKey& key, uint64_t remote, const void* from,
+           size_t bytes) override;
+  bool Get(int peer, RemoteKey& key, uint64_t remote, void* to,
+           size_t bytes) override;
+  bool FlushRma(int peer, uint64_t spin_ns) override;
 
  private:
   struct Peer {
@@ -182,6 +192,9 @@ class UcxTransport final : public AgentTransport {
   static void OnPeerError(void* arg, ucp_ep_h ep, ucs_status_t status);
 
   bool SetHandler(unsigned id, ucp_am_recv_callback_t cb);
+  // The endpoint for an RMA operation to `peer`; null when lost.
+  ucp_ep_h RmaEndpoint(int peer);
+  bool Started(int peer, ucs_status_ptr_t request);
   bool TakeAnswer(Peer& p, AgentAnswer* answer, bool* lost);
   ucp_ep_h EndpointTo(int peer);
   bool SendMessage(std::unique_ptr<InFlight> m, unsigned id);
@@ -206,7 +219,6 @@ class UcxTransport final : public AgentTransport {
 
   const int self_;
   const uint64_t token_;
-  uint64_t (*const spin_ns_)();  // an awaited answer's poll before sleeping
   std::vector<Peer> peers_;
   std::vector<std::vector<std::byte>> addresses_;
   ucp_context_h context_ = nullptr;
@@ -268,7 +280,10 @@ bool UcxTransport::Init() {
   if (ucp_config_read("RMASHIM", nullptr, &config) != UCS_OK) return false;
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;
-  params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+  // RMA for remote puts and gets (agent_rma.cc); no UCP_FEATURE_AMO32/64:
+  // the shim never asks UCX for an atomic, so no NIC updates window memory
+  // that CPU atomics update too.
+  params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP | UCP_FEATURE_RMA;
   params.name = "rmashim-agent";
   // The worker's lock a mutex, not UCX's default spinlock: origins and the
   // agent's thread share the worker, and on cores that ranks keep busy a
@@ -531,11 +546,12 @@ bool UcxTransport::TakeAnswer(Peer& p, AgentAnswer* answer, bool* lost) {
   return true;
 }
 
-bool UcxTransport::Receive(int agent, AgentAnswer* answer, void (*on_wait)()) {
+bool UcxTransport::Receive(int agent, AgentAnswer* answer, void (*on_wait)(),
+                           uint64_t spin_ns) {
   Peer& p = peers_[agent];
   if (p.broken.load()) LoseLinkTo(agent);
   bool lost = false;
-  const uint64_t spin_until = NowNs() + spin_ns_();
+  const uint64_t spin_until = NowNs() + spin_ns;
   uint64_t next_callback = NowNs() + kWaitCallbackNs;
   for (;;) {
     ucp_worker_progress(worker_);
@@ -903,18 +919,154 @@ void UcxTransport::Destroy() {
 
 }  // namespace
 
+namespace {
+
+class UcxRegistration final : public AgentTransport::Registration {
+ public:
+  UcxRegistration(ucp_context_h context, ucp_mem_h memory, void* packed,
+                  size_t bytes)
+      : context_(context), memory_(memory), packed_(packed), bytes_(bytes) {}
+  ~UcxRegistration() override {
+    ucp_rkey_buffer_release(packed_);
+    ucp_mem_unmap(context_, memory_);
+  }
+  UcxRegistration(const UcxRegistration&) = delete;
+  UcxRegistration& operator=(const UcxRegistration&) = delete;
+  std::span<const std::byte> key() const override {
+    return {static_cast<const std::byte*>(packed_), bytes_};
+  }
+
+ private:
+  ucp_context_h context_;
+  ucp_mem_h memory_;
+  void* packed_;
+  size_t bytes_;
+};
+
+class UcxRemoteKey final : public AgentTransport::RemoteKey {
+ public:
+  explicit UcxRemoteKey(ucp_rkey_h key) : key_(key) {}
+  ~UcxRemoteKey() override { ucp_rkey_destroy(key_); }
+  UcxRemoteKey(const UcxRemoteKey&) = delete;
+  UcxRemoteKey& operator=(const UcxRemoteKey&) = delete;
+  ucp_rkey_h get() const { return key_; }
+
+ private:
+  ucp_rkey_h key_;
+};
+
+}  // namespace
+
+// The memory as it is, mapped for UCX's transports (nothing allocated):
+// the window's node-shared segment or the application's own buffer.
+std::unique_ptr<AgentTransport::Registration> UcxTransport::Register(
+    void* base, size_t bytes) {
+  ucp_mem_map_params_t params{};
+  params.field_mask =
+      UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+  params.address = base;
+  params.length = bytes;
+  ucp_mem_h memory = nullptr;
+  if (ucp_mem_map(context_, &params, &memory) != UCS_OK) return nullptr;
+  void* packed = nullptr;
+  size_t packed_bytes = 0;
+  if (ucp_rkey_pack(context_, memory, &packed, &packed_bytes) != UCS_OK) {
+    ucp_mem_unmap(context_, memory);
+    return nullptr;
+  }
+  return std::make_unique<UcxRegistration>(context_, memory, packed,
+                                           packed_bytes);
+}
+
+std::unique_ptr<AgentTransport::RemoteKey> UcxTransport::Unpack(
+    int peer, std::span<const std::byte> key) {
+  const ucp_ep_h ep = RmaEndpoint(peer);
+  ucp_rkey_h rkey = nullptr;
+  if (ep == nullptr || ucp_ep_rkey_unpack(ep, key.data(), &rkey) != UCS_OK) {
+    return nullptr;
+  }
+  return std::make_unique<UcxRemoteKey>(rkey);
+}
+
+ucp_ep_h UcxTransport::RmaEndpoint(int peer) {
+  if (!Valid(peer)) return nullptr;
+  Peer& p = peers_[peer];
+  if (p.broken.load()) LoseLinkTo(peer);
+  return p.to_lost.load() ? nullptr : EndpointTo(peer);
+}
+
+// An operation's request is released at once: its completion is the
+// peer's next flush (UCX completes a released request all the same).
+bool UcxTransport::Started(int peer, ucs_status_ptr_t request) {
+  if (request == nullptr) return true;
+  if (UCS_PTR_IS_ERR(request)) {
+    LoseLinkTo(peer);
+    return false;
+  }
+  ucp_request_free(request);
+  return true;
+}
+
+bool UcxTransport::Put(int peer, RemoteKey& key, uint64_t remote,
+                       const void* from, size_t bytes) {
+  const ucp_ep_h ep = RmaEndpoint(peer);
+  if (ep == nullptr) return false;
+  ucp_request_param_t param{};
+  return Started(peer,
+                 ucp_put_nbx(ep, from, bytes, remote,
+                             static_cast<UcxRemoteKey&>(key).get(), &param));
+}
+
+bool UcxTransport::Get(int peer, RemoteKey& key, uint64_t remote, void* to,
+                       size_t bytes) {
+  const ucp_ep_h ep = RmaEndpoint(peer);
+  if (ep == nullptr) return false;
+  ucp_request_param_t param{};
+  return Started(peer,
+                 ucp_get_nbx(ep, to, bytes, remote,
+                             static_cast<UcxRemoteKey&>(key).get(), &param));
+}
+
+// Polls the worker for `spin_ns` and then sleeps on it between polls, as
+// Receive does: where the network emulates RMA (UCX over TCP) the target's
+// agent or stand-in completes it.
+bool UcxTransport::FlushRma(int peer, uint64_t spin_ns) {
+  const ucp_ep_h ep = RmaEndpoint(peer);
+  if (ep == nullptr) return false;
+  ucp_request_param_t param{};
+  const ucs_status_ptr_t request = ucp_ep_flush_nbx(ep, &param);
+  if (request == nullptr) return true;
+  if (UCS_PTR_IS_ERR(request)) {
+    LoseLinkTo(peer);
+    return false;
+  }
+  const uint64_t spin_until = NowNs() + spin_ns;
+  ucs_status_t status;
+  while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS) {
+    if (peers_[peer].to_lost.load()) break;
+    if (ucp_worker_progress(worker_) != 0 || NowNs() < spin_until) continue;
+    if (ucp_worker_arm(worker_) == UCS_ERR_BUSY) continue;
+    pollfd fd{worker_fd_, POLLIN, 0};
+    const timespec wake{0, static_cast<long>(kWaitCallbackNs)};
+    ppoll(&fd, 1, &wake, nullptr);
+    CheckHostPeersAlive();
+  }
+  ucp_request_free(request);
+  if (status == UCS_OK) return true;
+  LoseLinkTo(peer);
+  return false;
+}
+
 std::unique_ptr<AgentTransport> AgentTransport::Open(int world_rank,
                                                      int world_size,
-                                                     uint64_t token,
-                                                     uint64_t (*spin_ns)()) {
-  auto t =
-      std::make_unique<UcxTransport>(world_rank, world_size, token, spin_ns);
+                                                     uint64_t token) {
+  auto t = std::make_unique<UcxTransport>(world_rank, world_size, token);
   const bool initialized = t->Init();
   if (!initialized) t.reset();
   // ExchangeAddresses agrees on success everywhere; a rank without a
   // transport takes part with a null worker.
   if (t == nullptr) {
-    UcxTransport none(world_rank, world_size, token, spin_ns);
+    UcxTransport none(world_rank, world_size, token);
     (void)none.ExchangeAddresses();
     return nullptr;
   }

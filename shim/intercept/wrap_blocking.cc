@@ -2,9 +2,9 @@
 // origins access its windows (a barrier at the end of its work, a receive,
 // a probe): where this process's agent runs, each becomes its nonblocking
 // form tested in a loop that serves the agent's requests meanwhile
-// (shim/agent/agent.h: AgentStandIn; stand_in_wait.h); MPI's call as it is elsewhere.
-// The blocking collectives that move data (MPI_Allreduce, MPI_Bcast, ...)
-// stay MPI's: their nonblocking forms run other algorithms in MPICH, and
+// (shim/agent/agent.h: AgentStandIn; stand_in_wait.h); MPI's call as it is
+// elsewhere. The blocking collectives that move data (MPI_Allreduce, MPI_Bcast,
+// ...) stay MPI's: their nonblocking forms run other algorithms in MPICH, and
 // the agent's thread serves while a rank waits in them.
 #include <mpi.h>
 
@@ -21,8 +21,7 @@ int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
     return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
   }
   MPI_Request request;
-  const int rc =
-      PMPI_Irecv(buf, count, datatype, source, tag, comm, &request);
+  const int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, &request);
   if (rc != MPI_SUCCESS) return rc;
   return rmashim::WaitStandingIn(&request, status);
 }

@@ -41,9 +41,11 @@ Verdict FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
   if (!InPassiveEpochWith(w, rank)) return Verdict::Error(MPI_ERR_RMA_SYNC);
   CompleteDeferred(w);
   PublishDirectStores();
-  // Updates sent to the target's agent are complete at the origin already.
-  if (flush == PMPI_Win_flush) {
-    if (const int rc = AgentFlush(w, rank)) return Verdict::Error(rc);
+  // Updates sent to the target's agent are complete at the origin already;
+  // its RMA is not (agent_rma.cc).
+  if (const int rc = flush == PMPI_Win_flush ? AgentFlush(w, rank)
+                                             : AgentFlushRma(w, rank)) {
+    return Verdict::Error(rc);
   }
   StateGuard guard(w.state_mutex());
   TargetLockState& state = w.lock_state(rank);
@@ -127,8 +129,9 @@ Verdict FlushAllTargets(ManagedWindow& w, Completion completion) {
   if (!IsPassive(w.epoch())) return Verdict::Error(MPI_ERR_RMA_SYNC);
   CompleteDeferred(w);
   PublishDirectStores();
-  if (completion == Completion::kRemote) {
-    if (const int rc = AgentFlushAll(w)) return Verdict::Error(rc);
+  if (const int rc = completion == Completion::kRemote ? AgentFlushAll(w)
+                                                       : AgentFlushRmaAll(w)) {
+    return Verdict::Error(rc);
   }
   StateGuard guard(w.state_mutex());
   return FlushPassedThrough(w, completion);

@@ -1,15 +1,16 @@
 // Wait/test on requests that may include kCompletedRequest (node-local
 // request-based RMA the shim completed when it was issued). Real requests go
 // to MPI unchanged; the blocking waits on them serve this process's agent
-// while they wait, where one runs (shim/agent/stand_in_wait.h). Besides MPI-4.0's calls, the newer ones a program built
-// against a newer MPICH may call (newer_request_calls.h).
+// while they wait, where one runs (shim/agent/stand_in_wait.h). Besides
+// MPI-4.0's calls, the newer ones a program built against a newer MPICH may
+// call (newer_request_calls.h).
 #include <mpi.h>
 
 #include <algorithm>
 #include <vector>
 
-#include "shim/base/newer_request_calls.h"
 #include "shim/agent/stand_in_wait.h"
+#include "shim/base/newer_request_calls.h"
 #include "shim/windows/passthrough.h"
 
 using rmashim::kCompletedRequest;

@@ -4,7 +4,9 @@
 #include <mpi.h>
 
 #include <cstring>
+#include <optional>
 
+#include "shim/agent/agent.h"
 #include "shim/base/copy.h"
 #include "shim/base/direct_stores.h"
 #include "shim/intercept/finish_call.h"
@@ -53,15 +55,31 @@ struct Transfer {
   return *bytes > 0 && DirectWordBelow(w, ranks, target, disp, *bytes, addr);
 }
 
-// A put or get to a remote target that Admit gave to its agent: the
+// A put or get to a remote target that Admit gave to its agent: one RMA
+// operation into the target's memory where both layouts are dense and the
+// window has RMA to the target (shim/agent/agent_rma.cc); otherwise the
 // accumulate family's path with MPI_REPLACE (put) or a fetching MPI_NO_OP
 // (get), which the agent applies element by element (agent.h). Layouts an
 // accumulate may not have and a put may (MPI_CHAR, MPI_PACKED, a target
 // type that is not one predefined type throughout) are refused there with
 // MPI_ERR_TYPE or MPI_ERR_OP: the put's own checks have passed by then, so
 // MPI moves those.
-Verdict MoveThroughAgent(ManagedWindow& w, const Transfer& x, Form form) {
+Verdict MoveThroughAgent(ManagedWindow& w, const Transfer& x, Form form,
+                         const Layout& origin_layout,
+                         const Layout& target_layout) {
   const bool put = x.dir == Direction::kPut;
+  // Dense on both sides: one RMA operation where the window has RMA to the
+  // target (agent_rma.cc).
+  if (origin_layout.dense && target_layout.dense) {
+    const MPI_Aint offset =
+        x.disp * w.target(x.target).disp_unit + target_layout.lo;
+    if (const std::optional<int> rc = AgentRmaMove(
+            w, put, x.target, offset,
+            static_cast<std::byte*>(x.origin) + origin_layout.lo,
+            static_cast<size_t>(target_layout.bytes), form == Form::kRequest)) {
+      return Verdict::Error(*rc);
+    }
+  }
   const AccumulateCall c =
       put ? AccumulateOf(x.origin, x.origin_count, x.origin_type, x.target,
                          x.disp, x.target_count, x.target_type, MPI_REPLACE,
@@ -121,7 +139,9 @@ Verdict MoveDirect(ManagedWindow& w, const Transfer& x, Form form) {
     return *ends;
   }
   const Target& t = w.target(x.target);
-  if (!t.node_local()) return MoveThroughAgent(w, x, form);
+  if (!t.node_local()) {
+    return MoveThroughAgent(w, x, form, origin_layout, target_layout);
+  }
   const MPI_Aint offset = x.disp * t.disp_unit;  // Admit checked the range
   addr = t.base + offset;
   if (t.pid != 0) {  // MPI_Win_create memory in another process

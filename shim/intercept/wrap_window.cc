@@ -104,6 +104,7 @@ int CreateAndAdopt(Flavor flavor, MPI_Info info, MPI_Comm comm, MPI_Win* win,
   // Room was reserved before the agreement, so this Insert cannot fail.
   if (w != nullptr) runtime().windows().Insert(*win, w);
   if (w != nullptr) {
+    AgentOpenRma(*w, comm);  // collective: the same w == nullptr everywhere
     w->SetProfile(g_profiler.OpenManaged(*win, comm, flavor_name));
   } else {
     if (reserved) runtime().windows().Release();
@@ -151,6 +152,7 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
   // Room was reserved before the agreement, so this Insert cannot fail.
   runtime().windows().Insert(w->app_win(), w);
   *win = w->app_win();
+  AgentOpenRma(*w, comm);
   w->SetProfile(g_profiler.OpenManaged(*win, comm, "allocate"));
   return MPI_SUCCESS;
 }
@@ -210,6 +212,7 @@ int MPI_Win_free(MPI_Win* win) {
   g_profiler.Close(*win);
   runtime().windows().Erase(*win);
   runtime().windows().Release();
+  const AgentRmaRetired rma(*w);  // released after the free
   delete w;  // collective: frees the application's and the shim's windows
   *win = MPI_WIN_NULL;
   return MPI_SUCCESS;
@@ -309,6 +312,11 @@ int rmashim_agent_lock_stats(long long* granted) {
 
 int rmashim_agent_locks_waiting(long long* waiting) {
   *waiting = AgentLocksWaiting();
+  return MPI_SUCCESS;
+}
+
+int rmashim_agent_rma_ops(long long* ops) {
+  *ops = AgentRmaOps();
   return MPI_SUCCESS;
 }
 

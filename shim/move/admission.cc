@@ -73,11 +73,11 @@ std::optional<Verdict> Admit(ManagedWindow& w, Access access, Form form,
     // A remote target's agent (agent.h) moves it in passive epochs, as it
     // applies accumulates (below), so the target need not call MPI for it;
     // MPI orders no put or get against another, so what went to MPI before
-    // need not complete first. Up to kAgentCopyBytes: the agent moves
-    // them as updates through its TCP link, packed and in requests of at
-    // most 16 MiB (agent_origin.cc), where MPI may have a faster transport
-    // for bulk data; MPI moves larger ones, and in fence and PSCW epochs
-    // every one.
+    // need not complete first. Up to kAgentCopyBytes: as one RMA operation
+    // of the agents' transport where both layouts are dense (agent_rma.cc),
+    // else as updates, packed and in requests of at most 16 MiB
+    // (agent_origin.cc); MPI moves larger ones, and in fence and PSCW
+    // epochs every one.
     if (w.agent_served() && IsPassive(w.epoch()) &&
         target_layout.bytes <= kAgentCopyBytes) {
       return std::nullopt;

@@ -5,14 +5,26 @@
 
 namespace rmashim {
 
-void ServedWindows::Open() {
+void ServedWindows::Open(bool (*reaches)(int world_rank)) {
   std::lock_guard<std::mutex> guard(mutex_);
   open_ = true;
+  reaches_ = reaches;
 }
 
 void ServedWindows::Close() {
   std::lock_guard<std::mutex> guard(mutex_);
   open_ = false;
+  reaches_ = nullptr;
+}
+
+bool ServedWindows::Reaches(int world_rank) {
+  bool (*reaches)(int);
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (!open_ || reaches_ == nullptr) return false;
+    reaches = reaches_;
+  }
+  return reaches(world_rank);
 }
 
 int ServedWindows::Register(ManagedWindow* w) {

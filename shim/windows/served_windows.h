@@ -19,8 +19,12 @@ class ManagedWindow;
 
 class ServedWindows {
  public:
-  void Open();   // StartAgent
+  // StartAgent, with how to tell whether the agents' transport reaches a
+  // world rank's agent (creating what it needs to).
+  void Open(bool (*reaches)(int world_rank) = nullptr);
   void Close();  // StopAgent, after its thread has stopped
+  // Whether the transport reaches `world_rank`'s agent; false when closed.
+  bool Reaches(int world_rank);
 
   // The id `w` is named by from now on; -1 when closed or full. An id is a
   // slot and the slot's generation, so a request for a freed window is not
@@ -43,6 +47,7 @@ class ServedWindows {
 
   std::mutex mutex_;
   bool open_ = false;  // under mutex_
+  bool (*reaches_)(int) = nullptr;
   struct Slot {
     ManagedWindow* window = nullptr;  // null: free
     int generation = 0;

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <new>
@@ -364,25 +366,55 @@ int ManagedWindow::Adopt(Flavor flavor, MPI_Win app_win, void* base,
   return MPI_SUCCESS;
 }
 
+// Whether the agents' transport reaches the agent of every rank of the
+// window on another node (endpoints are made here, where they would be at
+// the first request otherwise).
+bool ManagedWindow::ReachesRemoteAgents() const {
+  for (int r = 0; r < comm_size_; ++r) {
+    if (node_index_[r] != MPI_UNDEFINED) continue;
+    if (world_ranks_[r] < 0 || !served_windows().Reaches(world_ranks_[r])) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // Windows spanning nodes: registers with this process's agent and learns
 // every rank's id (collective over `comm`). The window is agent-served when
 // every rank has an agent and a rank in MPI_COMM_WORLD (agents are found
-// by world rank); otherwise no rank sends its agents anything.
+// by world rank) and every rank's transport reaches the agents of its
+// window peers on other nodes; otherwise no rank sends its agents
+// anything, and where an agent runs on every rank the window's first rank
+// says so (once per process).
 void ManagedWindow::JoinAgent(MPI_Comm comm) {
   own_agent_id_ = served_windows().Register(this);
-  // Per rank: its agent's id for the window, its node's first rank, and
-  // whether it calls MPI from several threads (one exchange, so every rank
-  // decides the same).
-  const int mine[3] = {own_agent_id_, first_node_rank_,
-                       g_runtime.thread_multiple() ? 1 : 0};
-  std::vector<int> all(size_t{3} * comm_size_);
-  PMPI_Allgather(mine, 3, MPI_INT, all.data(), 3, MPI_INT, comm);
+  // Per rank: its agent's id for the window (-1 where it reaches not every
+  // remote peer's agent), its node's first rank, and whether it calls MPI
+  // from several threads (one exchange, so every rank decides the same).
+  const bool reaches = own_agent_id_ >= 0 && ReachesRemoteAgents();
+  const int mine[4] = {reaches ? own_agent_id_ : -1, first_node_rank_,
+                       g_runtime.thread_multiple() ? 1 : 0,
+                       own_agent_id_ >= 0 ? 1 : 0};
+  std::vector<int> all(size_t{4} * comm_size_);
+  PMPI_Allgather(mine, 4, MPI_INT, all.data(), 4, MPI_INT, comm);
   std::vector<int> ids(comm_size_);
   bool threaded = false;
+  bool agents_everywhere = true;
   for (int r = 0; r < comm_size_; ++r) {
-    ids[r] = all[3 * size_t(r)];
-    threaded = threaded || all[3 * size_t(r) + 2] != 0;
+    agents_everywhere = agents_everywhere && all[4 * size_t(r) + 3] != 0;
+  }
+  for (int r = 0; r < comm_size_; ++r) {
+    ids[r] = all[4 * size_t(r)];
+    threaded = threaded || all[4 * size_t(r) + 2] != 0;
     if (ids[r] < 0 || world_ranks_[r] < 0) {
+      static std::atomic<bool> warned{false};
+      if (agents_everywhere && rank_ == 0 && !warned.exchange(true)) {
+        std::fprintf(stderr,
+                     "rmashim: agent: a window's rank %d cannot reach every "
+                     "remote peer's agent over UCX: the window is MPI's for "
+                     "what needs the agents\n",
+                     r);
+      }
       served_windows().Unregister(own_agent_id_);
       own_agent_id_ = -1;
       return;
@@ -397,7 +429,7 @@ void ManagedWindow::JoinAgent(MPI_Comm comm) {
   if (!threaded) {
     lock_agent_ranks_.resize(comm_size_);
     for (int r = 0; r < comm_size_; ++r) {
-      lock_agent_ranks_[r] = all[3 * size_t(r) + 1];
+      lock_agent_ranks_[r] = all[4 * size_t(r) + 1];
       if (lock_agent_ranks_[r] == r && r != first_node_rank_) {
         remote_lock_agents_.push_back(r);
       }

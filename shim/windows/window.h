@@ -430,6 +430,7 @@ class ManagedWindow {
   bool CanAttach() const;
   void Finish(MPI_Comm comm);
   void JoinAgent(MPI_Comm comm);
+  bool ReachesRemoteAgents() const;
 
   WindowProfile* profile_ = nullptr;  // SetProfile
   // This process's state as origin, beside the profile pointer: the fast

@@ -79,11 +79,12 @@ inline bool AllNodeLocal() {
   return true;
 }
 
-// Whether libdart runs the core's agent here: RMASHIM_AGENT=1 on a layout
-// spanning nodes (collective).
+// Whether libdart runs the core's agent here: on a layout spanning nodes
+// unless RMASHIM_AGENT=0 (collective).
 inline bool AgentExpected() {
   const char* wanted = std::getenv("RMASHIM_AGENT");
-  return !AllNodeLocal() && wanted != nullptr && std::strcmp(wanted, "1") == 0;
+  return !AllNodeLocal() &&
+         (wanted == nullptr || std::strcmp(wanted, "0") != 0);
 }
 
 // Remote units' atomics the agents of all units have applied so far, and

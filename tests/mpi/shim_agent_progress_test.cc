@@ -50,8 +50,10 @@ TEST_P(AgentTest, RemoteOriginProgressesWhileTargetComputes) {
 
 // A remote origin's gets and puts, in an exclusive lock epoch and a
 // lock_all epoch, complete while rank 0 computes without calling MPI: in
-// passive epochs the target's agent moves a remote origin's puts and gets
-// as it applies its accumulates (admission.cc), and none goes to MPI.
+// passive epochs contiguous ones are RMA of the agents' transport
+// (shim/agent/agent_rma.cc: one-sided, or progressed by the target's agent
+// where UCX emulates RMA), and none goes to MPI nor to the agent as a
+// request.
 TEST_P(AgentTest, RemotePutGetProgressWhileTargetComputes) {
   ASSERT_TRUE(spans_nodes_) << "registered for the split layouts only";
   const int rank = Rank();
@@ -61,6 +63,7 @@ TEST_P(AgentTest, RemotePutGetProgressWhileTargetComputes) {
   if (rank == 0) Mine()->sum = 2.5;  // for the origin to get
   // Read before the barrier: once past it, the origin's calls may arrive.
   const long long applied_before = ReadAgentStats().applied;
+  const long long rma_before = rmashim_test::AgentRmaOps();
   const long long passed_before = PassedToMpi(win_);
   MPI_Barrier(MPI_COMM_WORLD);
   HangWatchdog watchdog(120, "remote put and get against a computing target");
@@ -94,10 +97,12 @@ TEST_P(AgentTest, RemotePutGetProgressWhileTargetComputes) {
     EXPECT_EQ(PassedToMpi(win_), passed_before) << "a put or get went to MPI";
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 0) {
-    EXPECT_EQ(ReadAgentStats().applied - applied_before, 4)
-        << "rank 0's agent applied the two puts and two gets";
-  }
+  long long counts[2] = {ReadAgentStats().applied - applied_before,
+                         rmashim_test::AgentRmaOps() - rma_before};
+  MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_LONG_LONG, MPI_SUM,
+                MPI_COMM_WORLD);
+  EXPECT_EQ(counts[1], 4) << "the two puts and two gets as RMA";
+  EXPECT_EQ(counts[0], 0) << "no agent applied a put or get as a request";
 }
 
 // A remote origin's exclusive lock, shared lock and lock_all (MPI's lock

@@ -186,7 +186,8 @@ def main():
     doc = load(path)  # schema-checked
     check_report(doc, report)
     assert doc["ranks"] == ranks
-    # These runs start no agent: every remote operation went to MPI.
+    # These runs start no agent (RMASHIM_AGENT=0, tests/profile/BUILD):
+    # every remote operation went to MPI.
     for w in doc["windows"]:
         assert w["remote_to_mpi"]["sum"] == op_count(w, ["remote"]), w["id"]
     if layout == "osu":

@@ -155,7 +155,7 @@ diff_one() {  # ranks, then a DIFF entry's fields
   run_once "$out.native" none "${argv[@]}" || rc=$?
   if [[ $rc -ne 0 || ! -s "$out.native" ]]; then
     fail "$name, $n ranks: native MPICH failed (exit $rc)"
-    tail -5 "$out.native.err"
+    tail -n 5 "$out.native.err"
     return
   fi
   rm -f "$out.json"
@@ -163,7 +163,7 @@ diff_one() {  # ranks, then a DIFF entry's fields
   RMASHIM_PROFILE=$out.json run_once "$out.shim" "$shim" "${argv[@]}" || rc=$?
   if [[ $rc -ne 0 ]]; then
     fail "$name, $n ranks: the shim run failed (exit $rc)"
-    tail -5 "$out.shim.err"
+    tail -n 5 "$out.shim.err"
     return
   fi
   if ! diff -u "$out.native" "$out.shim" >"$out.diff"; then
@@ -235,7 +235,7 @@ if [[ -n "$agent_test" ]]; then
       passed=$((passed + 1))
     else
       fail "agent, $n ranks"
-      tail -20 "$work/agent.$n" "$work/agent.$n.err"
+      tail -n 20 "$work/agent.$n" "$work/agent.$n.err"
     fi
   done
 fi
@@ -257,7 +257,7 @@ if [[ -n "$dart_bin" ]]; then
         passed=$((passed + 1))
       else
         fail "libdart $suite suite, $n ranks with the agent"
-        tail -20 "$work/$name.$n" "$work/$name.$n.err"
+        tail -n 20 "$work/$name.$n" "$work/$name.$n.err"
       fi
     done
   done
@@ -283,7 +283,7 @@ real_app_run() {  # name, ranks, input ("": none), min served, program, args
     passed=$((passed + 1))
   else
     fail "real app $name"
-    tail -30 "$work/$name.out"
+    tail -n 30 "$work/$name.out"
   fi
 }
 if [[ -n "$real_app" && $quick == 0 ]]; then

@@ -37,6 +37,21 @@ TEST(ServedWindowsTest, GivesNoIdWhileClosed) {
   EXPECT_EQ(Find(*registry, -1), nullptr);
 }
 
+// Reachability is the transport's (the callback StartAgent gives), and
+// nothing is reachable while closed or without one.
+TEST(ServedWindowsTest, ReachesAsTheTransportSaysWhileOpen) {
+  auto registry = std::make_unique<ServedWindows>();
+  EXPECT_FALSE(registry->Reaches(1));
+  registry->Open();
+  EXPECT_FALSE(registry->Reaches(1));
+  registry->Close();
+  registry->Open([](int world_rank) { return world_rank % 2 == 1; });
+  EXPECT_TRUE(registry->Reaches(1));
+  EXPECT_FALSE(registry->Reaches(2));
+  registry->Close();
+  EXPECT_FALSE(registry->Reaches(1));
+}
+
 TEST(ServedWindowsTest, FreedWindowsIdNamesNothingAfterItsSlotIsReused) {
   auto registry = std::make_unique<ServedWindows>();
   registry->Open();
