@@ -32,6 +32,11 @@ if [[ "$preload" != none ]]; then
     END { printf "%s%s", a, o }')
   env_args+=("LD_PRELOAD=$first$shim")
 fi
+# RMASHIM_TEST_ULIMIT_N: the descriptor limit of every process of the job
+# (ulimit -n), for tests of what grows per peer.
+if [[ -n "${RMASHIM_TEST_ULIMIT_N:-}" ]]; then
+  ulimit -n "$RMASHIM_TEST_ULIMIT_N"
+fi
 # A hang fails the test instead of eating the CI budget.
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-120}
 # RMASHIM_MPIRUN_FLAGS: extra mpirun options from the test's env (words),

@@ -165,6 +165,7 @@ LockPolls ServeEvents(AgentState& s) {
 // The agent's loop: asleep on the transport's descriptor until a request
 // or a wake-up comes, so an idle agent costs nothing.
 void Serve(AgentState& s) {
+  ForbidProgressOnThisThread();  // the agent makes no MPI call
   // The polls below sleep microseconds; the kernel lets a thread's timed
   // sleeps run late by its timer slack (50 us unless set: prctl(2)), which
   // would make every poll of a waiting lock at least that long, a handover

@@ -18,6 +18,7 @@
 // at once: its request is complete when it is returned.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -32,13 +33,48 @@
 
 namespace rmashim {
 
+// Copies of small puts' origin data (StartPut), per target, kept until
+// that target's flush: bump-allocated in chunks, the first kept for the
+// next epoch.
+class BounceBuffers {
+ public:
+  static constexpr size_t kChunkBytes = size_t{256} * 1024;
+  std::byte* Take(size_t bytes) {
+    if (next_ == 0 || used_ + bytes > kChunkBytes) {
+      if (next_ == chunks_.size()) {
+        chunks_.push_back(std::make_unique<std::byte[]>(kChunkBytes));
+      }
+      ++next_;
+      used_ = 0;
+    }
+    std::byte* at = chunks_[next_ - 1].get() + used_;
+    used_ += bytes;
+    held_ += bytes;
+    return at;
+  }
+  size_t held() const { return held_; }
+  void Release() {
+    chunks_.resize(std::min<size_t>(chunks_.size(), 1));
+    next_ = 0;
+    used_ = 0;
+    held_ = 0;
+  }
+
+ private:
+  std::vector<std::unique_ptr<std::byte[]>> chunks_;
+  size_t next_ = 0;  // chunks in use
+  size_t used_ = 0;  // bytes of the last chunk in use
+  size_t held_ = 0;
+};
+
 // A window's registration and its ranks' keys; under origin_mutex.
 struct WindowRma {
   std::unique_ptr<AgentTransport::Registration> own;
   std::vector<uint64_t> bases;                 // per window rank
   std::vector<std::vector<std::byte>> packed;  // per window rank
   std::vector<std::unique_ptr<AgentTransport::RemoteKey>> keys;
-  std::vector<uint8_t> pending;  // per window rank: RMA since its flush
+  std::vector<uint8_t> pending;       // per window rank: RMA since its flush
+  std::vector<BounceBuffers> bounce;  // per window rank
   bool any_pending = false;
 };
 
@@ -93,6 +129,7 @@ bool ExchangeKeys(const ManagedWindow& w, MPI_Comm comm, WindowRma& rma) {
   }
   rma.keys.resize(n);
   rma.pending.assign(n, 0);
+  rma.bounce.resize(n);
   return true;
 }
 
@@ -110,6 +147,37 @@ WindowRma* RmaOf(const ManagedWindow& w) {
   auto& windows = RmaWindows();
   const auto it = windows.find(&w);
   return it != windows.end() ? it->second.get() : nullptr;
+}
+
+// Up to kBounceBytes, a put whose origin data UCX would still read after
+// it returns (a zero-copy transport) goes from a copy: MPI lets the origin
+// reuse its buffer only after the flush, but programs commonly put from a
+// temporary (MPICH's small puts are copied at once, and so were the agent's
+// requests), and such a put is complete at the origin on return. Larger
+// ones are read from the origin's buffer until the flush, as MPI says. A
+// target's copies past kBounceHeldBytes flush it first.
+constexpr size_t kBounceBytes = size_t{64} * 1024;
+constexpr size_t kBounceHeldBytes = size_t{64} << 20;
+
+bool StartPut(AgentState& s, WindowRma& rma, int target, int peer,
+              AgentTransport::RemoteKey& key, uint64_t remote,
+              const std::byte* origin, size_t bytes) {
+  if (bytes > kBounceBytes) {
+    return s.transport->Put(peer, key, remote, origin, bytes, nullptr);
+  }
+  bool not_now = false;
+  if (!s.transport->Put(peer, key, remote, origin, bytes, &not_now)) {
+    return false;
+  }
+  if (!not_now) return true;
+  BounceBuffers& bounce = rma.bounce[target];
+  if (bounce.held() + bytes > kBounceHeldBytes) {
+    if (!s.transport->FlushRma(peer, AgentAnswerSpinNs())) return false;
+    bounce.Release();
+  }
+  std::byte* copy = bounce.Take(bytes);
+  std::memcpy(copy, origin, bytes);
+  return s.transport->Put(peer, key, remote, copy, bytes, nullptr);
 }
 
 }  // namespace
@@ -160,7 +228,7 @@ std::optional<int> AgentRmaMove(ManagedWindow& w, bool put, int target,
   const int peer = w.world_rank(target);
   const uint64_t remote = rma->bases[target] + static_cast<uint64_t>(offset);
   const bool started =
-      put ? s.transport->Put(peer, *key, remote, origin, bytes)
+      put ? StartPut(s, *rma, target, peer, *key, remote, origin, bytes)
           : s.transport->Get(peer, *key, remote, origin, bytes);
   if (!started) return MPI_ERR_OTHER;
   g_rma_ops.fetch_add(1, std::memory_order_relaxed);
@@ -183,6 +251,7 @@ int FlushRmaLocked(AgentState& s, const ManagedWindow& w, int first, int last) {
     if (!s.transport->FlushRma(w.world_rank(target), AgentAnswerSpinNs())) {
       rc = MPI_ERR_OTHER;
     }
+    rma->bounce[target].Release();
   }
   if (first == 0 && last == w.comm_size()) rma->any_pending = false;
   return rc;

@@ -103,9 +103,11 @@ class AgentTransport {
                                             std::span<const std::byte> key) = 0;
   // Starts a put of `bytes` from `from` to `remote` in `peer`'s memory, or a
   // get into `to`; complete at the next FlushRma(peer). False when the link
-  // to `peer` is lost.
+  // to `peer` is lost. With `not_now`, a put only where it completes at the
+  // origin at once (`from` free again on return); *not_now says when it
+  // could not, and nothing was started.
   virtual bool Put(int peer, RemoteKey& key, uint64_t remote, const void* from,
-                   size_t bytes) = 0;
+                   size_t bytes, bool* not_now) = 0;
   virtual bool Get(int peer, RemoteKey& key, uint64_t remote, void* to,
                    size_t bytes) = 0;
   // Returns once every put and get started to `peer` is complete there

@@ -146,7 +146,7 @@ class UcxTransport final : public AgentTransport {
   std::unique_ptr<RemoteKey> Unpack(int peer,
                                     std::span<const std::byte> key) override;
   bool Put(int peer, RemoteKey& key, uint64_t remote, const void* from,
-           size_t bytes) override;
+           size_t bytes, bool* not_now) override;
   bool Get(int peer, RemoteKey& key, uint64_t remote, void* to,
            size_t bytes) override;
   bool FlushRma(int peer, uint64_t spin_ns) override;
@@ -1008,10 +1008,17 @@ bool UcxTransport::Started(int peer, ucs_status_ptr_t request) {
 }
 
 bool UcxTransport::Put(int peer, RemoteKey& key, uint64_t remote,
-                       const void* from, size_t bytes) {
+                       const void* from, size_t bytes, bool* not_now) {
   const ucp_ep_h ep = RmaEndpoint(peer);
   if (ep == nullptr) return false;
   ucp_request_param_t param{};
+  if (not_now != nullptr) {
+    param.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
+    const ucs_status_ptr_t done = ucp_put_nbx(
+        ep, from, bytes, remote, static_cast<UcxRemoteKey&>(key).get(), &param);
+    *not_now = UCS_PTR_STATUS(done) == UCS_ERR_NO_RESOURCE;
+    return *not_now || Started(peer, done);
+  }
   return Started(peer,
                  ucp_put_nbx(ep, from, bytes, remote,
                              static_cast<UcxRemoteKey&>(key).get(), &param));

@@ -66,7 +66,14 @@ void CalibrateSpin(int node_ranks) {
 
 void SetSpinProgress(void (*progress)()) { g_spin_progress.store(progress); }
 
+namespace {
+thread_local bool t_progress_forbidden = false;
+}  // namespace
+
+void ForbidProgressOnThisThread() { t_progress_forbidden = true; }
+
 void DriveProgress() {
+  if (t_progress_forbidden) return;
   if (void (*progress)() = g_spin_progress.load(std::memory_order_relaxed)) {
     progress();
   }

@@ -86,8 +86,14 @@ void CalibrateSpin(int node_ranks);
 // Called every kProgressIntervalNs of waiting; set once at startup
 // (nullptr: none).
 void SetSpinProgress(void (*progress)());
-// Runs that hook once (for polling calls such as MPI_Win_test).
+// Runs that hook once (for polling calls such as MPI_Win_test); never on
+// a thread that forbade it.
 void DriveProgress();
+// For the shim's own threads (the agent's: shim/agent/agent.h), which must
+// make no MPI call: MPI may be single-threaded, and its progress is then
+// the application's thread's alone. The waits of this thread never drive
+// MPI's progress from now on.
+void ForbidProgressOnThisThread();
 
 // Runs it once every kServedCallsPerProgress calls: for calls the shim
 // serves without entering MPI on windows spanning nodes. A remote origin's
