@@ -43,7 +43,7 @@ mkdir -p "$out"
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-3600}
 start=$SECONDS
 
-scripts/install_deps.sh
+scripts/install_deps.sh bench
 echo "[build] bazel build //shim:librmashim.so //bench:rma_accumulate"
 bazel build //shim:librmashim.so //bench:rma_accumulate >"$out/build.log" 2>&1 || {
   tail -20 "$out/build.log" >&2

@@ -31,7 +31,7 @@ done
 out=${out:-results/contention-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
 if [[ $build -eq 1 ]]; then
-  scripts/install_deps.sh
+  scripts/install_deps.sh bench
   bazel build //bench:contention //shim:librmashim.so >&2
 fi
 bin=${BIN_DIR:-bazel-bin/bench}/contention

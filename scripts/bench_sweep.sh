@@ -70,7 +70,7 @@ progress() {  # [step/total] what (elapsed)
 
 progress 1 "build (bazel)"
 t0=$SECONDS
-scripts/install_deps.sh
+scripts/install_deps.sh bench
 bazel build //shim:librmashim.so //bench:all >"$out/build.log" 2>&1 || {
   tail -20 "$out/build.log" >&2
   exit 1

@@ -4,7 +4,7 @@
 # floor measured alongside.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install_deps.sh
+scripts/install_deps.sh build
 bazel build //shim:librmashim.so //bench:rma_latency >&2
 shim=$(realpath bazel-bin/shim/librmashim.so)
 echo "== mpirun.mpich -n 2 with LD_PRELOAD=librmashim.so: bench/rma_latency (rank 0 -> rank 1, same node)"
