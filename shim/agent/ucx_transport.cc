@@ -195,7 +195,7 @@ class UcxTransport final : public AgentTransport {
   // The endpoint for an RMA operation to `peer`; null when lost.
   ucp_ep_h RmaEndpoint(int peer);
   bool Started(int peer, ucs_status_ptr_t request);
-  bool TakeAnswer(Peer& p, AgentAnswer* answer, bool* lost);
+  bool TakeAnswer(Peer& p, AgentAnswer* answer, bool* lost, bool will_sleep);
   ucp_ep_h EndpointTo(int peer);
   bool SendMessage(std::unique_ptr<InFlight> m, unsigned id);
   void SendLost(int peer, int32_t link);
@@ -528,9 +528,13 @@ bool UcxTransport::Send(int agent, std::vector<std::byte>&& frames) {
 }
 
 // Takes the oldest answer from `p`'s agent, or says the link is lost;
-// false while neither. Marks the caller as waiting for `p` otherwise, so an
-// answer taken in by another thread wakes it (answer_fd_).
-bool UcxTransport::TakeAnswer(Peer& p, AgentAnswer* answer, bool* lost) {
+// false while neither. A caller about to sleep (`will_sleep`) is then
+// marked as waiting for `p`, so an answer taken in by another thread wakes
+// it (answer_fd_); one still spinning is not: it progresses the worker
+// itself, and a wake-up would cost the thread that takes the answer in a
+// system call per answer.
+bool UcxTransport::TakeAnswer(Peer& p, AgentAnswer* answer, bool* lost,
+                              bool will_sleep) {
   std::lock_guard<std::mutex> guard(mutex_);
   *lost = false;
   if (!p.answers.empty()) {
@@ -539,7 +543,7 @@ bool UcxTransport::TakeAnswer(Peer& p, AgentAnswer* answer, bool* lost) {
   } else if (p.to_lost.load()) {
     *lost = true;
   } else {
-    receiver_waiting_ = p.rank;
+    if (will_sleep) receiver_waiting_ = p.rank;
     return false;
   }
   receiver_waiting_ = -1;
@@ -555,7 +559,7 @@ bool UcxTransport::Receive(int agent, AgentAnswer* answer, void (*on_wait)(),
   uint64_t next_callback = NowNs() + kWaitCallbackNs;
   for (;;) {
     ucp_worker_progress(worker_);
-    if (TakeAnswer(p, answer, &lost)) return !lost;
+    if (TakeAnswer(p, answer, &lost, /*will_sleep=*/false)) return !lost;
     if (on_wait != nullptr && NowNs() >= next_callback) {
       on_wait();
       next_callback = NowNs() + kWaitCallbackNs;
@@ -565,7 +569,7 @@ bool UcxTransport::Receive(int agent, AgentAnswer* answer, void (*on_wait)(),
       continue;
     }
     if (ucp_worker_arm(worker_) == UCS_ERR_BUSY) continue;
-    if (TakeAnswer(p, answer, &lost)) return !lost;
+    if (TakeAnswer(p, answer, &lost, /*will_sleep=*/true)) return !lost;
     // Bounded: a wait with on_wait must call it on time, and a link lost on
     // another thread wakes it through answer_fd_ too.
     pollfd fds[2] = {{worker_fd_, POLLIN, 0}, {answer_fd_, POLLIN, 0}};
