@@ -4,6 +4,7 @@
 #include "shim/agent/agent.h"
 
 #include <poll.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
@@ -415,11 +416,17 @@ AgentParked::~AgentParked() {
   if (--s.park_requests == 0) s.park_cv.notify_all();
 }
 
-AgentStandIn::AgentStandIn() {
+AgentStandIn::AgentStandIn() : yields_(spin_settings().host_oversubscribed) {
   AgentState& s = TheAgent();
   if (!s.running.load() || s.thread_held.load()) return;
   active_ = true;
   s.stand_ins.fetch_add(1);
+}
+
+void AgentStandIn::YieldCore() { sched_yield(); }
+
+bool BlockingCallsTestInstead() {
+  return AgentRunning() || spin_settings().host_oversubscribed;
 }
 
 AgentStandIn::~AgentStandIn() {

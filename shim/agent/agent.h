@@ -114,6 +114,7 @@
 #include <vector>
 
 #include "shim/agent/agent_locks.h"
+#include "shim/base/spin_wait.h"
 #include "shim/sync/mpi_pscw.h"
 #include "shim/types/element_ops.h"
 #include "shim/types/flatten.h"
@@ -336,6 +337,13 @@ int AgentHoldThread(bool held);
 // thread's wake-up on a core the waiting rank keeps busy. Inactive (the
 // call goes to MPI as it is) where no agent runs, and while a test holds
 // the agent's thread (AgentHoldThread).
+//
+// Where the host runs more ranks than this process has processing units
+// (spin_wait.h: host_oversubscribed) the call becomes the same loop even
+// without an agent, and the loop gives the core away after
+// kSpinBeforeYieldNs of trying: MPICH's blocking calls poll without ever
+// yielding, so a rank waiting in MPI_Barrier for a descheduled peer would
+// keep that peer off the core until the kernel's time slice ends.
 class AgentStandIn {
  public:
   AgentStandIn();
@@ -343,25 +351,35 @@ class AgentStandIn {
   AgentStandIn(const AgentStandIn&) = delete;
   AgentStandIn& operator=(const AgentStandIn&) = delete;
 
-  bool active() const { return active_; }
+  // Whether the blocking call is to be its test in a loop (WaitServing):
+  // an agent to serve, or a core to give away.
+  bool active() const { return active_ || yields_; }
   // Runs `test` (an MPI test call: it returns an MPI error code and says
   // through its bool* whether what it tests is done) until it is done or
   // fails, serving what arrived between tries.
   template <typename Test>
   int WaitServing(Test test) {
+    const uint64_t started = yields_ ? NowNs() : 0;
     for (;;) {
       bool done = false;
       const int rc = test(&done);
       if (rc != MPI_SUCCESS || done) return rc;
-      Serve();
+      if (active_) Serve();
+      if (yields_ && NowNs() - started >= kSpinBeforeYieldNs) YieldCore();
     }
   }
 
  private:
   // Serves what arrived, unless the agent's thread serves now.
   void Serve();
-  bool active_ = false;
+  static void YieldCore();
+  bool active_ = false;  // serving for the agent
+  bool yields_ = false;  // the host oversubscribed
 };
+
+// Whether MPI's blocking calls the shim wraps become their tests in a loop
+// (AgentStandIn): an agent runs, or the host is oversubscribed.
+bool BlockingCallsTestInstead();
 
 // Locks for remote targets on windows whose locks are the agents'
 // (ManagedWindow::locks_via_agent, agent_locks.h). AgentLock returns once

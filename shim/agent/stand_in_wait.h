@@ -1,7 +1,8 @@
 // MPI's blocking waits, as their tests in a loop where this process's agent
 // runs, so that the waiting thread serves remote origins' requests
-// meanwhile (agent.h: AgentStandIn); MPI's blocking call as it is where no
-// agent runs. Used by the wrappers of the blocking calls
+// meanwhile (agent.h: AgentStandIn), or, on a host with more ranks than
+// cores, a loop that gives the core away between tests; MPI's blocking
+// call as it is elsewhere. Used by the wrappers of the blocking calls
 // (shim/intercept/wrap_blocking.cc, wrap_request.cc) and by libdart's
 // barrier (shim/dart/collectives.cc).
 #ifndef RMASHIM_SHIM_AGENT_STAND_IN_WAIT_H_
@@ -51,7 +52,7 @@ inline int WaitAnyStandingIn(int count, MPI_Request requests[], int* index,
 }
 
 inline int BarrierStandingIn(MPI_Comm comm) {
-  if (!AgentRunning()) return PMPI_Barrier(comm);
+  if (!BlockingCallsTestInstead()) return PMPI_Barrier(comm);
   MPI_Request request;
   const int rc = PMPI_Ibarrier(comm, &request);
   if (rc != MPI_SUCCESS) return rc;

@@ -62,6 +62,7 @@ void CalibrateSpin(int node_ranks) {
     usable = std::min<long>(usable, CPU_COUNT(&allowed));
   }
   Settings().core_per_thread = usable >= 2L * host_ranks;
+  Settings().host_oversubscribed = usable < 1 || host_ranks > usable;
 }
 
 void SetSpinProgress(void (*progress)()) { g_spin_progress.store(progress); }

@@ -73,6 +73,11 @@ struct SpinSettings {
   // may run on (its affinity): a rank pinned to one core has no second.
   // A CPU quota (a cgroup's) is not seen.
   bool core_per_thread = false;
+  // More ranks on the host (the launcher's count, as above) than processing
+  // units this process may run on: MPI's own blocking waits, which spin
+  // without ever yielding, then keep a descheduled peer off the core they
+  // wait for (shim/agent/stand_in_wait.h yields in them instead).
+  bool host_oversubscribed = false;
 };
 
 // The settings, measured on first use (the relax cost only; oversubscribed

@@ -2,8 +2,10 @@
 // origins access its windows (a barrier at the end of its work, a receive,
 // a probe): where this process's agent runs, each becomes its nonblocking
 // form tested in a loop that serves the agent's requests meanwhile
-// (shim/agent/agent.h: AgentStandIn; stand_in_wait.h); MPI's call as it is
-// elsewhere. The blocking collectives that move data (MPI_Allreduce, MPI_Bcast,
+// (shim/agent/agent.h: AgentStandIn; stand_in_wait.h), and where the host
+// runs more ranks than cores, a loop that gives the core away; MPI's call
+// as it is elsewhere. The blocking collectives that move data (MPI_Allreduce,
+// MPI_Bcast,
 // ...) stay MPI's: their nonblocking forms run other algorithms in MPICH, and
 // the agent's thread serves while a rank waits in them.
 #include <mpi.h>
@@ -17,7 +19,7 @@ int MPI_Barrier(MPI_Comm comm) { return rmashim::BarrierStandingIn(comm); }
 
 int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
              MPI_Comm comm, MPI_Status* status) {
-  if (!rmashim::AgentRunning()) {
+  if (!rmashim::BlockingCallsTestInstead()) {
     return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
   }
   MPI_Request request;

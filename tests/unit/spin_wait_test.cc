@@ -83,6 +83,37 @@ TEST(SpinWait, CorePerThreadCountsTheHostsRanksAndTheUsableUnits) {
   EXPECT_EQ(spin_settings().core_per_thread, units >= 2);
 }
 
+// The host is oversubscribed when the launcher started more ranks on it
+// than this process may run on units (MPI's blocking waits then yield:
+// shim/agent/agent.h, AgentStandIn), whatever MPI's node holds.
+TEST(SpinWait, HostOversubscribedCountsTheLaunchersRanks) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  const long units =
+      std::min<long>(sysconf(_SC_NPROCESSORS_ONLN), CPU_COUNT(&allowed));
+  ASSERT_GE(units, 1);
+  const char* launched = std::getenv("MPI_LOCALNRANKS");
+  const std::string saved = launched != nullptr ? launched : "";
+  unsetenv("MPI_LOCALNRANKS");
+  CalibrateSpin(static_cast<int>(units));
+  EXPECT_FALSE(spin_settings().host_oversubscribed);
+  CalibrateSpin(static_cast<int>(units) + 1);
+  EXPECT_TRUE(spin_settings().host_oversubscribed);
+  setenv("MPI_LOCALNRANKS", std::to_string(units + 1).c_str(), 1);
+  CalibrateSpin(1);  // one rank in MPI's node, more than `units` on the host
+  EXPECT_TRUE(spin_settings().host_oversubscribed);
+  EXPECT_FALSE(spin_settings().oversubscribed);
+  setenv("MPI_LOCALNRANKS", std::to_string(units).c_str(), 1);
+  CalibrateSpin(1);
+  EXPECT_FALSE(spin_settings().host_oversubscribed);
+  if (launched != nullptr) {
+    setenv("MPI_LOCALNRANKS", saved.c_str(), 1);
+  } else {
+    unsetenv("MPI_LOCALNRANKS");
+  }
+  CalibrateSpin(1);
+}
+
 // A waiter whose condition stays unmet for several progress intervals
 // drives MPI progress, and not on every round.
 TEST(SpinWait, ProgressRunsWhileWaiting) {
