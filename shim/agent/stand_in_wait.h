@@ -14,41 +14,41 @@
 
 namespace rmashim {
 
-inline int WaitStandingIn(MPI_Request* request, MPI_Status* status) {
+// `blocking` (MPI's blocking call) where no stand-in is wanted, else
+// `test` (its test: an MPI error code, and through its int* whether it is
+// done) in AgentStandIn's loop.
+template <typename Blocking, typename Test>
+int BlockingOrTested(Blocking blocking, Test test) {
   AgentStandIn stand_in;
-  if (!stand_in.active()) return PMPI_Wait(request, status);
+  if (!stand_in.active()) return blocking();
   return stand_in.WaitServing([&](bool* done) {
     int flag = 0;
-    const int rc = PMPI_Test(request, &flag, status);
+    const int rc = test(&flag);
     *done = flag != 0;
     return rc;
   });
+}
+
+inline int WaitStandingIn(MPI_Request* request, MPI_Status* status) {
+  return BlockingOrTested(
+      [&] { return PMPI_Wait(request, status); },
+      [&](int* flag) { return PMPI_Test(request, flag, status); });
 }
 
 inline int WaitAllStandingIn(int count, MPI_Request requests[],
                              MPI_Status statuses[]) {
-  AgentStandIn stand_in;
-  if (!stand_in.active()) return PMPI_Waitall(count, requests, statuses);
-  return stand_in.WaitServing([&](bool* done) {
-    int flag = 0;
-    const int rc = PMPI_Testall(count, requests, &flag, statuses);
-    *done = flag != 0;
-    return rc;
-  });
+  return BlockingOrTested(
+      [&] { return PMPI_Waitall(count, requests, statuses); },
+      [&](int* flag) { return PMPI_Testall(count, requests, flag, statuses); });
 }
 
 inline int WaitAnyStandingIn(int count, MPI_Request requests[], int* index,
                              MPI_Status* status) {
-  AgentStandIn stand_in;
-  if (!stand_in.active()) {
-    return PMPI_Waitany(count, requests, index, status);
-  }
-  return stand_in.WaitServing([&](bool* done) {
-    int flag = 0;
-    const int rc = PMPI_Testany(count, requests, index, &flag, status);
-    *done = flag != 0;
-    return rc;
-  });
+  return BlockingOrTested(
+      [&] { return PMPI_Waitany(count, requests, index, status); },
+      [&](int* flag) {
+        return PMPI_Testany(count, requests, index, flag, status);
+      });
 }
 
 inline int BarrierStandingIn(MPI_Comm comm) {
@@ -63,16 +63,16 @@ inline int BarrierStandingIn(MPI_Comm comm) {
 inline int WaitSomeStandingIn(int incount, MPI_Request requests[],
                               int* outcount, int indices[],
                               MPI_Status statuses[]) {
-  AgentStandIn stand_in;
-  if (!stand_in.active()) {
-    return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
-  }
-  return stand_in.WaitServing([&](bool* done) {
-    const int rc =
-        PMPI_Testsome(incount, requests, outcount, indices, statuses);
-    *done = *outcount != 0;
-    return rc;
-  });
+  return BlockingOrTested(
+      [&] {
+        return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+      },
+      [&](int* flag) {
+        const int rc =
+            PMPI_Testsome(incount, requests, outcount, indices, statuses);
+        *flag = *outcount != 0;
+        return rc;
+      });
 }
 
 }  // namespace rmashim
