@@ -4,10 +4,10 @@
 // form tested in a loop that serves the agent's requests meanwhile
 // (shim/agent/agent.h: AgentStandIn; stand_in_wait.h), and where the host
 // runs more ranks than cores, a loop that gives the core away; MPI's call
-// as it is elsewhere. The blocking collectives that move data (MPI_Allreduce,
-// MPI_Bcast,
-// ...) stay MPI's: their nonblocking forms run other algorithms in MPICH, and
-// the agent's thread serves while a rank waits in them.
+// as it is elsewhere. The blocking collectives that move data
+// (MPI_Allreduce, MPI_Bcast, ...) stay MPI's: their nonblocking forms run
+// other algorithms in MPICH, and the agent's thread serves while a rank
+// waits in them.
 #include <mpi.h>
 
 #include "shim/agent/agent.h"

@@ -230,14 +230,15 @@ done
 # counters alone.
 if [[ -n "$agent_test" ]]; then
   for n in 2 4 16; do
-    t0=$SECONDS want='10 tests' filter=()
+    t0=$SECONDS want='10 tests' filter=() what='counters, locks and progress'
     if [[ $n -eq 16 ]]; then
       want='[0-9]+ tests' filter=(--gtest_filter='*CountersAddUpInEveryEpoch*')
+      what=counters
     fi
     if run_once "$work/agent.$n" "$shim" "$agent_test" "${filter[@]}" &&
        grep -qE "\[  PASSED  \] $want" "$work/agent.$n" &&
        ! grep -q '\[  FAILED  \]' "$work/agent.$n"; then
-      echo "agent, $n ranks: $([[ $n -eq 16 ]] && echo counters pass || echo counters, locks and progress pass) ($((SECONDS - t0)) s)"
+      echo "agent, $n ranks: $what pass ($((SECONDS - t0)) s)"
       passed=$((passed + 1))
     else
       fail "agent, $n ranks"

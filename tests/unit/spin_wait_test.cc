@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -21,6 +22,35 @@ namespace {
 
 std::atomic<int> g_progress_calls{0};
 void CountProgress() { g_progress_calls.fetch_add(1); }
+
+// The processing units this thread may run on.
+long UsableUnits() {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return -1;
+  return std::min<long>(sysconf(_SC_NPROCESSORS_ONLN), CPU_COUNT(&allowed));
+}
+
+// Unsets MPI_LOCALNRANKS for a test and puts back what the launcher set.
+class LocalRanksUnset {
+ public:
+  LocalRanksUnset() {
+    const char* launched = std::getenv("MPI_LOCALNRANKS");
+    if (launched != nullptr) saved_ = launched;
+    unsetenv("MPI_LOCALNRANKS");
+  }
+  ~LocalRanksUnset() {
+    if (saved_) {
+      setenv("MPI_LOCALNRANKS", saved_->c_str(), 1);
+    } else {
+      unsetenv("MPI_LOCALNRANKS");
+    }
+  }
+  LocalRanksUnset(const LocalRanksUnset&) = delete;
+  LocalRanksUnset& operator=(const LocalRanksUnset&) = delete;
+
+ private:
+  std::optional<std::string> saved_;
+};
 
 TEST(SpinWait, RelaxCostIsMeasured) {
   const SpinSettings& s = spin_settings();
@@ -45,26 +75,20 @@ TEST(SpinWait, OversubscribedOnlyWithMoreRanksThanUnits) {
 TEST(SpinWait, CorePerThreadCountsTheHostsRanksAndTheUsableUnits) {
   cpu_set_t allowed;
   ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
-  const long units =
-      std::min<long>(sysconf(_SC_NPROCESSORS_ONLN), CPU_COUNT(&allowed));
+  const long units = UsableUnits();
   ASSERT_GE(units, 1);
-  const char* launched = std::getenv("MPI_LOCALNRANKS");
-  const std::string saved = launched != nullptr ? launched : "";
-  unsetenv("MPI_LOCALNRANKS");
-  CalibrateSpin(1);
-  EXPECT_EQ(spin_settings().core_per_thread, units >= 2);
-  CalibrateSpin(static_cast<int>(units));
-  EXPECT_FALSE(spin_settings().core_per_thread);
-  setenv("MPI_LOCALNRANKS", std::to_string(units).c_str(), 1);
-  CalibrateSpin(1);  // one rank in MPI's node, `units` on the host
-  EXPECT_FALSE(spin_settings().core_per_thread);
-  setenv("MPI_LOCALNRANKS", "1", 1);
-  CalibrateSpin(1);
-  EXPECT_EQ(spin_settings().core_per_thread, units >= 2);
-  if (launched != nullptr) {
-    setenv("MPI_LOCALNRANKS", saved.c_str(), 1);
-  } else {
-    unsetenv("MPI_LOCALNRANKS");
+  {
+    const LocalRanksUnset unset;
+    CalibrateSpin(1);
+    EXPECT_EQ(spin_settings().core_per_thread, units >= 2);
+    CalibrateSpin(static_cast<int>(units));
+    EXPECT_FALSE(spin_settings().core_per_thread);
+    setenv("MPI_LOCALNRANKS", std::to_string(units).c_str(), 1);
+    CalibrateSpin(1);  // one rank in MPI's node, `units` on the host
+    EXPECT_FALSE(spin_settings().core_per_thread);
+    setenv("MPI_LOCALNRANKS", "1", 1);
+    CalibrateSpin(1);
+    EXPECT_EQ(spin_settings().core_per_thread, units >= 2);
   }
   // Pinned to one unit: no second one for another thread.
   cpu_set_t one;
@@ -87,29 +111,21 @@ TEST(SpinWait, CorePerThreadCountsTheHostsRanksAndTheUsableUnits) {
 // than this process may run on units (MPI's blocking waits then yield:
 // shim/agent/agent.h, AgentStandIn), whatever MPI's node holds.
 TEST(SpinWait, HostOversubscribedCountsTheLaunchersRanks) {
-  cpu_set_t allowed;
-  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
-  const long units =
-      std::min<long>(sysconf(_SC_NPROCESSORS_ONLN), CPU_COUNT(&allowed));
+  const long units = UsableUnits();
   ASSERT_GE(units, 1);
-  const char* launched = std::getenv("MPI_LOCALNRANKS");
-  const std::string saved = launched != nullptr ? launched : "";
-  unsetenv("MPI_LOCALNRANKS");
-  CalibrateSpin(static_cast<int>(units));
-  EXPECT_FALSE(spin_settings().host_oversubscribed);
-  CalibrateSpin(static_cast<int>(units) + 1);
-  EXPECT_TRUE(spin_settings().host_oversubscribed);
-  setenv("MPI_LOCALNRANKS", std::to_string(units + 1).c_str(), 1);
-  CalibrateSpin(1);  // one rank in MPI's node, more than `units` on the host
-  EXPECT_TRUE(spin_settings().host_oversubscribed);
-  EXPECT_FALSE(spin_settings().oversubscribed);
-  setenv("MPI_LOCALNRANKS", std::to_string(units).c_str(), 1);
-  CalibrateSpin(1);
-  EXPECT_FALSE(spin_settings().host_oversubscribed);
-  if (launched != nullptr) {
-    setenv("MPI_LOCALNRANKS", saved.c_str(), 1);
-  } else {
-    unsetenv("MPI_LOCALNRANKS");
+  {
+    const LocalRanksUnset unset;
+    CalibrateSpin(static_cast<int>(units));
+    EXPECT_FALSE(spin_settings().host_oversubscribed);
+    CalibrateSpin(static_cast<int>(units) + 1);
+    EXPECT_TRUE(spin_settings().host_oversubscribed);
+    setenv("MPI_LOCALNRANKS", std::to_string(units + 1).c_str(), 1);
+    CalibrateSpin(1);  // one rank in MPI's node, more than `units` on the host
+    EXPECT_TRUE(spin_settings().host_oversubscribed);
+    EXPECT_FALSE(spin_settings().oversubscribed);
+    setenv("MPI_LOCALNRANKS", std::to_string(units).c_str(), 1);
+    CalibrateSpin(1);
+    EXPECT_FALSE(spin_settings().host_oversubscribed);
   }
   CalibrateSpin(1);
 }
