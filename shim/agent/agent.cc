@@ -87,27 +87,64 @@ void SleepUntilEvent(AgentState& s, int epoll, long ns) {
   }
 }
 
-// While a thread stands in for the agent's (AgentStandIn), the agent's
-// thread sleeps on its wake-up alone, at most `ns` (-1: kMaxSleepNs), and
-// leaves the transport unarmed: an arrival then costs neither the sender
-// a signal nor this thread a wake-up, and the stand-in serves it. False,
-// without sleeping, when no thread stands in. The last stand-in to leave
-// wakes it if it sleeps here (~AgentStandIn), so that it watches the
-// transport again.
-bool SleepWhileStoodIn(AgentState& s, long ns) {
-  s.thread_deferring.store(true);
-  if (s.stand_ins.load() == 0) {
-    s.thread_deferring.store(false);
+// While a thread stands in for the agent's (AgentStandIn), and for
+// kStandInLingerNs after the last short one left, the agent's thread
+// sleeps on its wake-up alone and leaves the transport unarmed: an arrival
+// then costs neither the sender a signal nor this thread a wake-up, and
+// the stand-in serves it. False, without sleeping, when no thread stands
+// in and none did lately.
+//
+// A short stand-in (under kStandInLingerNs: one fetch's or flush's wait,
+// one epoch's end) that returns to the application does not wake it: a
+// rank that issues one such operation after another stands in for most of
+// the time, and a wake-up at each return would cost a context switch per
+// operation on the core the rank keeps busy. So the thread sleeps at most
+// kStandInLingerNs at a time while stand-ins come and go, and a request
+// that arrives just after the last one left waits at most that long for
+// it. A stand-in that stayed longer (a rank waiting in MPI_Barrier), or
+// that stops serving to sleep in the shim (HandBack), wakes it when it
+// leaves, so that it watches the transport again at once; while such a
+// stand-in stays, the thread sleeps without a time limit (`open`), and
+// one that leaves wakes it too. `ns`: the most the caller sleeps (-1: no
+// limit).
+constexpr uint64_t kStandInLingerNs = 1'000'000;
+
+// What the thread saw at its last look.
+struct StandInsSeen {
+  bool deferred = false;
+  uint64_t left_ns = 0;
+};
+
+bool SleepWhileStoodIn(AgentState& s, long ns, StandInsSeen& seen) {
+  const uint64_t left = s.stand_in_left_ns.load();
+  const bool present = s.stand_ins.load() > 0;
+  if (!present && NowNs() - left >= kStandInLingerNs) {
+    seen.deferred = false;
     return false;
   }
-  const long limit = ns < 0 ? AgentTransport::kMaxSleepNs : ns;
+  // The same stand-ins for a whole sleep: a long one.
+  bool open = present && seen.deferred && left == seen.left_ns;
+  seen = {.deferred = true, .left_ns = left};
+  s.thread_deferring.store(open ? kDeferringOpen : kDeferringTimed);
+  // Looked at again after saying how it sleeps: a stand-in that left
+  // meanwhile either sees that and wakes it, or left before this look.
+  if (s.stand_ins.load() == 0) {
+    if (NowNs() - s.stand_in_left_ns.load() >= kStandInLingerNs) {
+      s.thread_deferring.store(kNotDeferring);
+      seen.deferred = false;
+      return false;
+    }
+    open = false;
+  }
+  long limit = ns < 0 ? AgentTransport::kMaxSleepNs : ns;
+  if (!open) limit = std::min(limit, static_cast<long>(kStandInLingerNs));
   const timespec timeout{limit / 1'000'000'000, limit % 1'000'000'000};
   pollfd wake{s.wake_fd, POLLIN, 0};
   if (ppoll(&wake, 1, &timeout, nullptr) > 0) {
     uint64_t count;
     [[maybe_unused]] ssize_t r = read(s.wake_fd, &count, sizeof count);
   }
-  s.thread_deferring.store(false);
+  s.thread_deferring.store(kNotDeferring);
   return true;
 }
 
@@ -197,6 +234,7 @@ void Serve(AgentState& s) {
   constexpr uint64_t kFirstPollNs = 2'000;
   uint64_t poll_ns = kFirstPollNs;
   LockPolls polls;
+  StandInsSeen seen;
   while (ParkIfAsked(s)) {
     const bool poll_awake =
         polls.waiting && polls.next_waited_ns < AgentLockSpinNs();
@@ -206,7 +244,9 @@ void Serve(AgentState& s) {
     } else {
       const long sleep_ns = polls.waiting ? static_cast<long>(poll_ns)
                                           : AgentTransport::kMaxSleepNs;
-      if (!SleepWhileStoodIn(s, sleep_ns)) SleepUntilEvent(s, epoll, sleep_ns);
+      if (!SleepWhileStoodIn(s, sleep_ns, seen)) {
+        SleepUntilEvent(s, epoll, sleep_ns);
+      }
     }
     while (s.thread_held.load()) {
       std::this_thread::sleep_for(std::chrono::microseconds(100));
@@ -420,6 +460,7 @@ AgentStandIn::AgentStandIn() : yields_(spin_settings().host_oversubscribed) {
   AgentState& s = TheAgent();
   if (!s.running.load() || s.thread_held.load()) return;
   active_ = true;
+  started_ns_ = NowNs();
   s.stand_ins.fetch_add(1);
 }
 
@@ -430,9 +471,23 @@ bool BlockingCallsTestInstead() {
 }
 
 AgentStandIn::~AgentStandIn() {
-  if (!active_) return;
+  if (active_) Leave(NowNs() - started_ns_ >= kStandInLingerNs);
+}
+
+void AgentStandIn::HandBack() {
+  if (active_) Leave(/*wake=*/true);
+}
+
+// The agent's thread lingers unarmed after a short stand-in, and is woken
+// after a long one (`wake`) or where it sleeps without a time limit
+// (SleepWhileStoodIn).
+void AgentStandIn::Leave(bool wake) {
+  active_ = false;
   AgentState& s = TheAgent();
-  if (s.stand_ins.fetch_sub(1) == 1 && s.thread_deferring.exchange(false)) {
+  s.stand_in_left_ns.store(wake ? 0 : NowNs());
+  if (s.stand_ins.fetch_sub(1) != 1) return;
+  const int deferring = s.thread_deferring.load();
+  if (deferring == kDeferringOpen || (wake && deferring != kNotDeferring)) {
     Wake(s);
   }
 }

@@ -354,6 +354,13 @@ class AgentStandIn {
   // Whether the blocking call is to be its test in a loop (WaitServing):
   // an agent to serve, or a core to give away.
   bool active() const { return active_ || yields_; }
+  // Whether this thread serves for the agent (an agent runs and no test
+  // holds its thread).
+  bool serves() const { return active_; }
+  // Ends the standing in before the scope does, for a thread that goes on
+  // to sleep in the shim: the agent's thread watches the transport again
+  // at once (woken if need be), not after agent.cc's kStandInLingerNs.
+  void HandBack();
   // Runs `test` (an MPI test call: it returns an MPI error code and says
   // through its bool* whether what it tests is done) until it is done or
   // fails, serving what arrived between tries.
@@ -373,8 +380,10 @@ class AgentStandIn {
   // Serves what arrived, unless the agent's thread serves now.
   void Serve();
   static void YieldCore();
+  void Leave(bool wake);
   bool active_ = false;  // serving for the agent
   bool yields_ = false;  // the host oversubscribed
+  uint64_t started_ns_ = 0;
 };
 
 // Whether MPI's blocking calls the shim wraps become their tests in a loop

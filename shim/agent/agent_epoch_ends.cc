@@ -77,10 +77,11 @@ bool ArrivalsLost(AgentState& s, ManagedWindow& w) {
 
 }  // namespace
 
-// The waiter serves what arrived itself (ServeArrived), for
-// kServeWhileWaitingNs where the node has a core per rank, else once, and
-// then sleeps: a spinning waiter on a full node would keep this process's
-// agent from a core (agent_serve.cc wakes the waiter when the count reaches
+// The waiter stands in for the agent (AgentStandIn) and serves what
+// arrived itself (ServeArrived), for kServeWhileWaitingNs where the node
+// has a core per rank, else once, and then hands the serving back and
+// sleeps: a spinning waiter on a full node would keep this process's agent
+// from a core (agent_serve.cc wakes the waiter when the count reaches
 // `expected`, or when a link is lost).
 int AwaitAgentArrivals(ManagedWindow& w) {
   constexpr uint64_t kServeWhileWaitingNs = 100'000;
@@ -89,6 +90,7 @@ int AwaitAgentArrivals(ManagedWindow& w) {
   const uint64_t expected = counts.expected.load();
   const uint64_t serve_until =
       spin_settings().oversubscribed ? 0 : NowNs() + kServeWhileWaitingNs;
+  AgentStandIn stand_in;
   for (bool first = true;; first = false) {
     const uint32_t wakes = s.arrivals_wake.load();
     if (ArrivalsLost(s, w)) return MPI_ERR_OTHER;
@@ -97,6 +99,7 @@ int AwaitAgentArrivals(ManagedWindow& w) {
       if (!ServeArrived(s)) CpuRelax();
       continue;
     }
+    stand_in.HandBack();
     s.arrivals_wake.wait(wakes);
   }
 }

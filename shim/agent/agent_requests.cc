@@ -27,16 +27,38 @@ bool SendQueued(AgentState& s, int world_rank) {
 
 namespace {
 
+void ServeWhileWaiting() { ServeArrived(TheAgent()); }
+
+}  // namespace
+
+bool ReceiveStandingIn(AgentState& s, int world_rank, AgentAnswer* answer,
+                       void (*periodic)(), uint64_t spin_ns) {
+  const AgentStandIn stand_in;
+  const AgentTransport::WaitCalls calls{
+      .periodic = periodic,
+      .arrived = stand_in.serves() ? ServeWhileWaiting : nullptr};
+  return s.transport->Receive(world_rank, answer, calls, spin_ns);
+}
+
+bool FlushRmaStandingIn(AgentState& s, int world_rank) {
+  const AgentStandIn stand_in;
+  const AgentTransport::WaitCalls calls{
+      .arrived = stand_in.serves() ? ServeWhileWaiting : nullptr};
+  return s.transport->FlushRma(world_rank, calls, AgentAnswerSpinNs());
+}
+
+namespace {
+
 // The answer to the oldest unanswered request to `world_rank`'s agent,
 // `reply_bytes` of it into `reply`; the agent's error where it refused the
 // request, MPI_ERR_OTHER when the link is lost (or lost now: an answer of
-// another size than asked means the two ends disagree). `on_wait` as for
-// AgentTransport::Receive.
+// another size than asked means the two ends disagree). `periodic` as for
+// AgentTransport::WaitCalls.
 int AwaitReply(AgentState& s, int world_rank, void* reply, int reply_bytes,
-               void (*on_wait)() = nullptr,
+               void (*periodic)() = nullptr,
                uint64_t spin_ns = AgentAnswerSpinNs()) {
   AgentAnswer answer;
-  if (!s.transport->Receive(world_rank, &answer, on_wait, spin_ns)) {
+  if (!ReceiveStandingIn(s, world_rank, &answer, periodic, spin_ns)) {
     return MPI_ERR_OTHER;
   }
   if (answer.status != MPI_SUCCESS) return answer.status;

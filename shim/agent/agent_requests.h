@@ -21,6 +21,16 @@ void Enqueue(AgentState& s, int world_rank, const std::vector<std::byte>& msg);
 // lost.
 bool SendQueued(AgentState& s, int world_rank);
 
+// The transport's waits for an answer from `world_rank`'s agent
+// (AgentTransport::Receive) and for its puts and gets there to complete
+// (FlushRma), with the waiting thread standing in for this process's
+// agent meanwhile (agent.h: AgentStandIn): it serves what arrives for it,
+// and the agent's thread leaves the transport unarmed, so an answer costs
+// the sender no signal and this process no second thread's wake-up.
+bool ReceiveStandingIn(AgentState& s, int world_rank, AgentAnswer* answer,
+                       void (*periodic)(), uint64_t spin_ns);
+bool FlushRmaStandingIn(AgentState& s, int world_rank);
+
 // The empty answers to one request sent to each agent of `world_ranks`;
 // the first error.
 int AwaitEach(AgentState& s, const std::vector<int>& world_ranks);

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "shim/agent/agent.h"
+#include "shim/agent/agent_requests.h"
 #include "shim/agent/agent_state.h"
 #include "shim/process/runtime.h"
 #include "shim/windows/window.h"
@@ -172,7 +173,7 @@ bool StartPut(AgentState& s, WindowRma& rma, int target, int peer,
   if (!not_now) return true;
   BounceBuffers& bounce = rma.bounce[target];
   if (bounce.held() + bytes > kBounceHeldBytes) {
-    if (!s.transport->FlushRma(peer, AgentAnswerSpinNs())) return false;
+    if (!FlushRmaStandingIn(s, peer)) return false;
     bounce.Release();
   }
   std::byte* copy = bounce.Take(bytes);
@@ -233,8 +234,7 @@ std::optional<int> AgentRmaMove(ManagedWindow& w, bool put, int target,
   if (!started) return MPI_ERR_OTHER;
   g_rma_ops.fetch_add(1, std::memory_order_relaxed);
   if (complete_now) {
-    return s.transport->FlushRma(peer, AgentAnswerSpinNs()) ? MPI_SUCCESS
-                                                            : MPI_ERR_OTHER;
+    return FlushRmaStandingIn(s, peer) ? MPI_SUCCESS : MPI_ERR_OTHER;
   }
   rma->pending[target] = 1;
   rma->any_pending = true;
@@ -248,7 +248,7 @@ int FlushRmaLocked(AgentState& s, const ManagedWindow& w, int first, int last) {
   for (int target = first; target < last; ++target) {
     if (rma->pending[target] == 0) continue;
     rma->pending[target] = 0;
-    if (!s.transport->FlushRma(w.world_rank(target), AgentAnswerSpinNs())) {
+    if (!FlushRmaStandingIn(s, w.world_rank(target))) {
       rc = MPI_ERR_OTHER;
     }
     rma->bounce[target].Release();

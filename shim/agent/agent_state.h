@@ -24,6 +24,11 @@ namespace rmashim {
 
 class ManagedWindow;
 
+// AgentState::thread_deferring: not, for a time (a short stand-in may
+// leave without waking it), or without a time limit (the last to leave
+// wakes it).
+inline constexpr int kNotDeferring = 0, kDeferringTimed = 1, kDeferringOpen = 2;
+
 // AgentState::fail_link_from when no request is pending, and its answers.
 inline constexpr int kFailLinkIdle = -1, kFailLinkDone = -2, kFailLinkNone = -3;
 
@@ -64,12 +69,13 @@ struct AgentState {
   std::atomic<bool> thread_wants_serve{false};
   // Tests (AgentHoldThread): the thread serves nothing while set.
   std::atomic<bool> thread_held{false};
-  // Threads that wait in a blocking MPI call and serve in the agent's
-  // place meanwhile (AgentStandIn), and whether the agent's thread sleeps
-  // on its wake-up alone because of them (agent.cc: SleepWhileStoodIn):
-  // the last to leave then wakes it, to watch the transport again.
+  // Threads that wait in an MPI call and serve in the agent's place
+  // meanwhile (AgentStandIn), when one last left (NowNs), and whether the
+  // agent's thread sleeps on its wake-up alone because of them (agent.cc:
+  // SleepWhileStoodIn), and how.
   std::atomic<int> stand_ins{0};
-  std::atomic<bool> thread_deferring{false};
+  std::atomic<uint64_t> stand_in_left_ns{0};
+  std::atomic<int> thread_deferring{kNotDeferring};
   AgentLocks locks;
 
   // Links from origins (by world rank) that closed without a goodbye, and

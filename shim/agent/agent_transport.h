@@ -60,12 +60,19 @@ class AgentTransport {
   // when the link is lost. Complete at the origin on return: the bytes are
   // the transport's.
   virtual bool Send(int agent, std::vector<std::byte>&& frames) = 0;
+  // What a wait of the origin's (Receive, FlushRma) calls meanwhile, when
+  // given: `periodic` about every kWaitCallbackNs; `arrived` after it took
+  // in requests for this process's agent, which the waiting thread may then
+  // serve (agent.h: AgentStandIn).
+  static constexpr uint64_t kWaitCallbackNs = 50'000;
+  struct WaitCalls {
+    void (*periodic)() = nullptr;
+    void (*arrived)() = nullptr;
+  };
   // The oldest answer from `agent`'s agent not yet taken, waited for
   // (polling for `spin_ns`, then asleep between looks); false when the link
-  // is lost before it came. While it waits, `on_wait` (when given) is
-  // called about every kWaitCallbackNs.
-  static constexpr uint64_t kWaitCallbackNs = 50'000;
-  virtual bool Receive(int agent, AgentAnswer* answer, void (*on_wait)(),
+  // is lost before it came.
+  virtual bool Receive(int agent, AgentAnswer* answer, const WaitCalls& calls,
                        uint64_t spin_ns) = 0;
   // Whether `agent`'s agent can be reached: its endpoint made now, if not
   // yet (false where UCX has no transport to it, or the link is lost).
@@ -112,7 +119,7 @@ class AgentTransport {
                    size_t bytes) = 0;
   // Returns once every put and get started to `peer` is complete there
   // (waiting as Receive does); false (the link then lost) when one failed.
-  virtual bool FlushRma(int peer, uint64_t spin_ns) = 0;
+  virtual bool FlushRma(int peer, const WaitCalls& calls, uint64_t spin_ns) = 0;
 
   // Agent side; the caller holds AgentState::serve_mutex.
   //
@@ -124,6 +131,10 @@ class AgentTransport {
   // Whether the agent may sleep on wait_fd now: false when something
   // arrived that Progress has not taken in yet.
   virtual bool PrepareToSleep() = 0;
+  // Whether requests or lost links were taken in that TakeArrived and
+  // TakeLostLink have not given out yet (any thread; a hint, without a
+  // lock).
+  virtual bool HasArrivals() const = 0;
   // Takes in what has arrived, without waiting (any thread).
   virtual void Progress() = 0;
   // The next batch taken in, in each origin's order; false when none.

@@ -118,7 +118,7 @@ class UcxTransport final : public AgentTransport {
   void Close() override;
 
   bool Send(int agent, std::vector<std::byte>&& frames) override;
-  bool Receive(int agent, AgentAnswer* answer, void (*on_wait)(),
+  bool Receive(int agent, AgentAnswer* answer, const WaitCalls& calls,
                uint64_t spin_ns) override;
   bool Reaches(int agent) override {
     return Valid(agent) && !peers_[agent].to_lost.load() &&
@@ -132,6 +132,9 @@ class UcxTransport final : public AgentTransport {
 
   int wait_fd() const override { return agent_epoll_; }
   bool PrepareToSleep() override;
+  bool HasArrivals() const override {
+    return arrivals_.load(std::memory_order_relaxed);
+  }
   void Progress() override;
   bool TakeArrived(ArrivedBatch* batch) override;
   bool TakeLostLink(int* origin) override;
@@ -149,7 +152,7 @@ class UcxTransport final : public AgentTransport {
            size_t bytes, bool* not_now) override;
   bool Get(int peer, RemoteKey& key, uint64_t remote, void* to,
            size_t bytes) override;
-  bool FlushRma(int peer, uint64_t spin_ns) override;
+  bool FlushRma(int peer, const WaitCalls& calls, uint64_t spin_ns) override;
 
  private:
   struct Peer {
@@ -208,6 +211,10 @@ class UcxTransport final : public AgentTransport {
   void LoseFromLocked(int origin);
   void WakeAgentLocked();
   void WakeReceiverLocked();
+  void NoteArrivalsLocked() {
+    arrivals_.store(!arrived_.empty() || !lost_from_.empty(),
+                    std::memory_order_relaxed);
+  }
   static void Signal(int fd);
   static void Drain(int fd);
   void Destroy();
@@ -234,10 +241,11 @@ class UcxTransport final : public AgentTransport {
 
   std::mutex ep_mutex_;
   std::mutex mutex_;
-  std::deque<ArrivedBatch> arrived_;  // under mutex_
-  std::deque<int> lost_from_;         // under mutex_
-  bool agent_sleeping_ = false;       // under mutex_
-  int receiver_waiting_ = -1;         // under mutex_: the agent awaited
+  std::deque<ArrivedBatch> arrived_;   // under mutex_
+  std::deque<int> lost_from_;          // under mutex_
+  std::atomic<bool> arrivals_{false};  // either of the two is not empty
+  bool agent_sleeping_ = false;        // under mutex_
+  int receiver_waiting_ = -1;          // under mutex_: the agent awaited
 };
 
 void UcxTransport::Signal(int fd) {
@@ -251,6 +259,7 @@ void UcxTransport::Drain(int fd) {
 }
 
 void UcxTransport::WakeAgentLocked() {
+  arrivals_.store(true, std::memory_order_relaxed);
   if (agent_sleeping_) {
     agent_sleeping_ = false;
     Signal(arrived_fd_);
@@ -550,8 +559,8 @@ bool UcxTransport::TakeAnswer(Peer& p, AgentAnswer* answer, bool* lost,
   return true;
 }
 
-bool UcxTransport::Receive(int agent, AgentAnswer* answer, void (*on_wait)(),
-                           uint64_t spin_ns) {
+bool UcxTransport::Receive(int agent, AgentAnswer* answer,
+                           const WaitCalls& calls, uint64_t spin_ns) {
   Peer& p = peers_[agent];
   if (p.broken.load()) LoseLinkTo(agent);
   bool lost = false;
@@ -560,8 +569,9 @@ bool UcxTransport::Receive(int agent, AgentAnswer* answer, void (*on_wait)(),
   for (;;) {
     ucp_worker_progress(worker_);
     if (TakeAnswer(p, answer, &lost, /*will_sleep=*/false)) return !lost;
-    if (on_wait != nullptr && NowNs() >= next_callback) {
-      on_wait();
+    if (calls.arrived != nullptr && HasArrivals()) calls.arrived();
+    if (calls.periodic != nullptr && NowNs() >= next_callback) {
+      calls.periodic();
       next_callback = NowNs() + kWaitCallbackNs;
     }
     if (NowNs() < spin_until) {
@@ -570,12 +580,12 @@ bool UcxTransport::Receive(int agent, AgentAnswer* answer, void (*on_wait)(),
     }
     if (ucp_worker_arm(worker_) == UCS_ERR_BUSY) continue;
     if (TakeAnswer(p, answer, &lost, /*will_sleep=*/true)) return !lost;
-    // Bounded: a wait with on_wait must call it on time, and a link lost on
+    // Bounded: a wait with `periodic` must call it on time, and a link lost on
     // another thread wakes it through answer_fd_ too.
     pollfd fds[2] = {{worker_fd_, POLLIN, 0}, {answer_fd_, POLLIN, 0}};
     const timespec wake{
-        0,
-        static_cast<long>(on_wait != nullptr ? kWaitCallbackNs : 100'000'000)};
+        0, static_cast<long>(calls.periodic != nullptr ? kWaitCallbackNs
+                                                       : 100'000'000)};
     ppoll(fds, 2, &wake, nullptr);
     if (fds[1].revents & POLLIN) Drain(answer_fd_);
     CheckHostPeersAlive();
@@ -629,14 +639,16 @@ void UcxTransport::Progress() {
 
 bool UcxTransport::TakeArrived(ArrivedBatch* batch) {
   std::lock_guard<std::mutex> guard(mutex_);
-  while (!arrived_.empty()) {
+  bool taken = false;
+  while (!taken && !arrived_.empty()) {
     *batch = std::move(arrived_.front());
     arrived_.pop_front();
     // A link lost after its batch was queued: nothing after the loss is
     // applied, and what came before it may stand alone.
-    if (!peers_[batch->origin].from_lost.load()) return true;
+    taken = !peers_[batch->origin].from_lost.load();
   }
-  return false;
+  NoteArrivalsLocked();
+  return taken;
 }
 
 bool UcxTransport::TakeLostLink(int* origin) {
@@ -644,6 +656,7 @@ bool UcxTransport::TakeLostLink(int* origin) {
   if (lost_from_.empty()) return false;
   *origin = lost_from_.front();
   lost_from_.pop_front();
+  NoteArrivalsLocked();
   return true;
 }
 
@@ -1041,7 +1054,8 @@ bool UcxTransport::Get(int peer, RemoteKey& key, uint64_t remote, void* to,
 // Polls the worker for `spin_ns` and then sleeps on it between polls, as
 // Receive does: where the network emulates RMA (UCX over TCP) the target's
 // agent or stand-in completes it.
-bool UcxTransport::FlushRma(int peer, uint64_t spin_ns) {
+bool UcxTransport::FlushRma(int peer, const WaitCalls& calls,
+                            uint64_t spin_ns) {
   const ucp_ep_h ep = RmaEndpoint(peer);
   if (ep == nullptr) return false;
   ucp_request_param_t param{};
@@ -1055,7 +1069,9 @@ bool UcxTransport::FlushRma(int peer, uint64_t spin_ns) {
   ucs_status_t status;
   while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS) {
     if (peers_[peer].to_lost.load()) break;
-    if (ucp_worker_progress(worker_) != 0 || NowNs() < spin_until) continue;
+    const bool progressed = ucp_worker_progress(worker_) != 0;
+    if (calls.arrived != nullptr && HasArrivals()) calls.arrived();
+    if (progressed || NowNs() < spin_until) continue;
     if (ucp_worker_arm(worker_) == UCS_ERR_BUSY) continue;
     pollfd fd{worker_fd_, POLLIN, 0};
     const timespec wake{0, static_cast<long>(kWaitCallbackNs)};
