@@ -54,12 +54,18 @@
 //    keeps the application's thread level; it sleeps on its worker's
 //    event descriptor when idle; the worker addresses are exchanged over
 //    MPI once, at MPI_Init (memory: every rank's address, a few hundred
-//    bytes each); nothing grows per peer but UCX's endpoints. Measured at
-//    2 ranks on the odd-even split of a 2-core VM (bench/agent, see
-//    bench/results/agent_oddeven.md), single remote operations + flush
-//    with the target in MPI take 9-10 us against 17-22 over the sockets
-//    and about 1 us through MPICH: the rest is the wake-up of a sleeping
-//    agent thread on a core a busy rank holds. MPI's own progress is not
+//    bytes each); nothing grows per peer but UCX's endpoints. The thread's
+//    wake-up was the cost to beat: where ranks busy-poll every core, a
+//    sleeping agent woken for each remote request puts a signal (UCX's
+//    shared-memory event) and two context switches on every operation,
+//    several times what MPICH's own progress costs. So a thread that already waits in the shim serves instead
+//    (AgentStandIn below): the target's blocking MPI calls, an origin's
+//    own waits for a reply or a flush (agent_requests.h:
+//    ReceiveStandingIn, FlushRmaStandingIn), an epoch end's wait for
+//    arrivals; the agent's thread sleeps unarmed meanwhile and for 1 ms
+//    after the last short wait (agent.cc: SleepWhileStoodIn), so a target
+//    in MPI costs a poll (bench/results/agent_oddeven.md has the figures).
+//    MPI's own progress is not
 //    driven: MPI's locks and the operations the shim passes to MPI still
 //    need the target to call MPI.
 // One thread per process rather than per node: each applies updates to
@@ -329,9 +335,11 @@ int AgentHoldThread(bool held);
 // A thread that waits in a blocking MPI call stands in for the agent's
 // thread for the length of the call (intercept/wrap_blocking.cc and
 // wrap_request.cc: MPI_Barrier, MPI_Recv, MPI_Probe, the MPI_Wait
-// family): the call becomes its nonblocking form, tested in a loop that
-// serves what arrived for this process's agent between tests, as MPICH's
-// progress in any blocking call serves its own RMA. Meanwhile the agent's
+// family; also the shim's own waits: an origin's for an agent's reply or
+// an RMA flush, agent_requests.h, and an epoch end's for arrivals,
+// agent_epoch_ends.cc): the call becomes its nonblocking form, tested in
+// a loop that serves what arrived for this process's agent between tests,
+// as MPICH's progress in any blocking call serves its own RMA. Meanwhile the agent's
 // thread leaves the transport unarmed (agent.cc: SleepWhileStoodIn), so
 // a remote request to a target in MPI costs a poll, not a sleeping
 // thread's wake-up on a core the waiting rank keeps busy. Inactive (the
