@@ -58,16 +58,15 @@
 //    wake-up was the cost to beat: where ranks busy-poll every core, a
 //    sleeping agent woken for each remote request puts a signal (UCX's
 //    shared-memory event) and two context switches on every operation,
-//    several times what MPICH's own progress costs. So a thread that already waits in the shim serves instead
-//    (AgentStandIn below): the target's blocking MPI calls, an origin's
-//    own waits for a reply or a flush (agent_requests.h:
-//    ReceiveStandingIn, FlushRmaStandingIn), an epoch end's wait for
-//    arrivals; the agent's thread sleeps unarmed meanwhile and for 1 ms
-//    after the last short wait (agent.cc: SleepWhileStoodIn), so a target
-//    in MPI costs a poll (bench/results/agent_oddeven.md has the figures).
-//    MPI's own progress is not
-//    driven: MPI's locks and the operations the shim passes to MPI still
-//    need the target to call MPI.
+//    several times what MPICH's own progress costs. So a thread that already
+//    waits in the shim serves instead (AgentStandIn below): the target's
+//    blocking MPI calls, an origin's own waits for a reply or a flush
+//    (agent_requests.h: ReceiveStandingIn, FlushRmaStandingIn), an epoch end's
+//    wait for arrivals; the agent's thread sleeps unarmed meanwhile and for 1
+//    ms after the last short wait (agent.cc: SleepWhileStoodIn), so a target in
+//    MPI costs a poll (bench/results/agent_oddeven.md has the figures). MPI's
+//    own progress is not driven: MPI's locks and the operations the shim passes
+//    to MPI still need the target to call MPI.
 // One thread per process rather than per node: each applies updates to
 // its own process's memory only (MPI_Win_create memory included, which its
 // node peers may not have mapped), and a node's remote traffic is spread
@@ -339,8 +338,8 @@ int AgentHoldThread(bool held);
 // an RMA flush, agent_requests.h, and an epoch end's for arrivals,
 // agent_epoch_ends.cc): the call becomes its nonblocking form, tested in
 // a loop that serves what arrived for this process's agent between tests,
-// as MPICH's progress in any blocking call serves its own RMA. Meanwhile the agent's
-// thread leaves the transport unarmed (agent.cc: SleepWhileStoodIn), so
+// as MPICH's progress in any blocking call serves its own RMA. Meanwhile the
+// agent's thread leaves the transport unarmed (agent.cc: SleepWhileStoodIn), so
 // a remote request to a target in MPI costs a poll, not a sleeping
 // thread's wake-up on a core the waiting rank keeps busy. Inactive (the
 // call goes to MPI as it is) where no agent runs, and while a test holds
