@@ -145,13 +145,17 @@ inline int FailAgentLink(int world_rank, bool agent_end) {
   return fn != nullptr ? fn(world_rank, agent_end ? 1 : 0) : MPI_ERR_OTHER;
 }
 
-// Holds this process's agent thread off its work, or releases it
-// (rmashim_agent_hold); MPI_ERR_OTHER where the shim is not loaded.
-inline int HoldAgent(bool held) {
+// Holds this process's agent thread off its work, and the blocking calls
+// from serving in its place, or releases them (rmashim_agent_hold);
+// MPI_ERR_OTHER where the shim is not loaded.
+inline int HoldAgentHow(int how) {
   using Fn = int (*)(int);
   auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_agent_hold"));
-  return fn != nullptr ? fn(held ? 1 : 0) : MPI_ERR_OTHER;
+  return fn != nullptr ? fn(how) : MPI_ERR_OTHER;
 }
+inline int HoldAgent(bool held) { return HoldAgentHow(held ? 1 : 0); }
+// Holds the agent's thread alone: the calls that wait serve in its place.
+inline int HoldAgentThreadOnly() { return HoldAgentHow(2); }
 
 // Why the shim does not serve `win` ("" when it manages it): for suites
 // that run under the preloaded shim, which would otherwise test native

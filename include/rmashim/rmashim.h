@@ -80,11 +80,14 @@ int rmashim_agent_send_forged(int world_rank, int claimed_origin,
  * such link or no agent. */
 int rmashim_agent_fail_link(int world_rank, int agent_end);
 
-/* For tests: while `held` is nonzero, this process's agent thread serves
- * nothing, so remote updates are applied only where a fence or PSCW end
- * serves what arrived for its agent itself. Release it before anything
- * that needs the thread (a new agent link, a lock request, a flush,
- * MPI_Finalize). MPI_ERR_OTHER where no agent runs. */
+/* For tests: while `held` is 1, this process's agent thread serves
+ * nothing and no blocking call serves in its place, so remote updates are
+ * applied only where a fence or PSCW end serves what arrived for its agent
+ * itself; release it before anything that needs the thread (a lock
+ * request, a flush, MPI_Finalize). While `held` is 2, the thread alone is
+ * held: the calls that wait in the shim or in MPI's blocking calls serve.
+ * 0 releases it. MPI_ERR_OTHER where no agent runs, MPI_ERR_ARG for
+ * another value. */
 int rmashim_agent_hold(int held);
 
 /* This rank's place in the machine as seen at MPI_Init: the node (world rank

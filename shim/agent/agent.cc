@@ -415,10 +415,11 @@ int FailLinkFrom(int world_rank) {
   return done ? MPI_SUCCESS : MPI_ERR_OTHER;
 }
 
-int AgentHoldThread(bool held) {
+int AgentHoldThread(AgentHold hold) {
   AgentState& s = TheAgent();
   if (!s.running) return MPI_ERR_OTHER;
-  s.thread_held.store(held);
+  s.stand_ins_held.store(hold == AgentHold::kThreadAndStandIns);
+  s.thread_held.store(hold != AgentHold::kNone);
   return MPI_SUCCESS;
 }
 
@@ -458,7 +459,7 @@ AgentParked::~AgentParked() {
 
 AgentStandIn::AgentStandIn() : yields_(spin_settings().host_oversubscribed) {
   AgentState& s = TheAgent();
-  if (!s.running.load() || s.thread_held.load()) return;
+  if (!s.running.load() || s.stand_ins_held.load()) return;
   active_ = true;
   started_ns_ = NowNs();
   s.stand_ins.fetch_add(1);

@@ -322,14 +322,15 @@ int AgentFailLink(int world_rank, bool agent_end);
 // XORed with `token_xor`, after what is queued for it.
 int AgentSendForged(int world_rank, int claimed_origin, uint64_t token_xor,
                     std::span<const std::byte> frames);
-// Tests: while `held`, this process's agent thread serves nothing (it
-// waits after each event until released), and no blocking call stands in
-// for it (AgentStandIn), so only an epoch end that serves what arrived
-// (ServeArrived) applies remote updates. Release it
-// before anything that needs the thread: a lock request, a flush,
-// parking, MPI_Finalize. MPI_ERR_OTHER where no agent
-// runs.
-int AgentHoldThread(bool held);
+// Tests: what a hold keeps from serving. kThreadAndStandIns: this
+// process's agent thread serves nothing (it waits after each event until
+// released), and no blocking call stands in for it (AgentStandIn), so only
+// an epoch end that serves what arrived (ServeArrived) applies remote
+// updates; release it before anything that needs the thread: a lock
+// request, a flush, parking, MPI_Finalize. kThread: the thread alone, so
+// only the waits that stand in serve. MPI_ERR_OTHER where no agent runs.
+enum class AgentHold { kNone, kThreadAndStandIns, kThread };
+int AgentHoldThread(AgentHold hold);
 
 // A thread that waits in a blocking MPI call stands in for the agent's
 // thread for the length of the call (intercept/wrap_blocking.cc and

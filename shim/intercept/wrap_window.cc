@@ -336,7 +336,12 @@ int rmashim_agent_fail_link(int world_rank, int agent_end) {
   return AgentFailLink(world_rank, agent_end != 0);
 }
 
-int rmashim_agent_hold(int held) { return AgentHoldThread(held != 0); }
+// 0: release; 1: the thread and the waits that stand in for it; 2: the
+// thread alone (AgentHold).
+int rmashim_agent_hold(int held) {
+  if (held < 0 || held > 2) return MPI_ERR_ARG;
+  return AgentHoldThread(static_cast<AgentHold>(held));
+}
 
 int rmashim_get_locality(rmashim_locality_t* out) {
   const Locality& loc = runtime().locality();

@@ -10,6 +10,11 @@
 // first pass of a wait finds them, oversubscribed or not. The links are
 // opened in a first epoch with the threads running: a link's hello needs
 // the target's thread.
+// An origin's own waits serve too (agent_requests.h: ReceiveStandingIn):
+// with only the agent threads held, ranks on different nodes fetch from
+// each other at once, each waiting for its answer while the other's
+// request waits for it, and every fetch and flush completes, applied by
+// the waiting origins.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -22,6 +27,7 @@ namespace {
 
 using rmashim_test::HangWatchdog;
 using rmashim_test::HoldAgent;
+using rmashim_test::HoldAgentThreadOnly;
 using rmashim_test::NodeLocalRanks;
 using rmashim_test::Rank;
 using rmashim_test::ReadAgentStats;
@@ -109,6 +115,63 @@ TEST(AgentWaiterServesTest, EpochEndsServeWhileTheAgentThreadIsHeld) {
     EXPECT_GE(applied, remote_origins);
   }
   MPI_Group_free(&world);
+  MPI_Win_free(&win);
+}
+
+TEST(AgentWaiterServesTest, OriginsWaitingForTheirFetchesServeEachOther) {
+  ASSERT_TRUE(ReadAgentStats().running) << "RMASHIM_AGENT=1 on a split";
+  const std::vector<bool> local = NodeLocalRanks();
+  int remote_origins = 0;
+  for (int r = 0; r < Size(); ++r) remote_origins += local[r] ? 0 : 1;
+  ASSERT_GT(remote_origins, 0) << "needs ranks on two nodes";
+  int64_t* base = nullptr;
+  MPI_Win win;
+  ASSERT_EQ(MPI_Win_allocate(sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
+                             MPI_COMM_WORLD, &base, &win),
+            MPI_SUCCESS);
+  ASSERT_MANAGED(win);
+  *base = 0;
+  HangWatchdog watchdog(kWatchdogSeconds,
+                        "fetches between nodes with the agent threads held");
+  MPI_Barrier(MPI_COMM_WORLD);
+  ASSERT_EQ(MPI_Win_lock_all(0, win), MPI_SUCCESS);
+  const int64_t one = 1;
+  std::vector<int64_t> last(Size(), -1);  // the last value fetched from each
+  // Every remote target once with the threads running (endpoints open),
+  // then kFetches rounds with them held.
+  constexpr int kFetches = 200;
+  long long applied_before = 0;
+  for (int round = 0; round <= kFetches; ++round) {
+    if (round == 1) {
+      ASSERT_EQ(HoldAgentThreadOnly(), MPI_SUCCESS);
+      // Read before the barrier: no origin's round 1 comes here before it.
+      applied_before = ReadAgentStats().applied;
+      MPI_Barrier(MPI_COMM_WORLD);  // every thread held before round 1
+    }
+    for (int target = 0; target < Size(); ++target) {
+      if (local[target]) continue;
+      int64_t old = -1;
+      ASSERT_EQ(
+          MPI_Fetch_and_op(&one, &old, MPI_INT64_T, target, 0, MPI_SUM, win),
+          MPI_SUCCESS);
+      ASSERT_EQ(MPI_Win_flush(target, win), MPI_SUCCESS);
+      // This origin's own earlier add is in every later answer.
+      ASSERT_GT(old, last[target])
+          << "target " << target << ", round " << round;
+      last[target] = old;
+    }
+  }
+  // Every origin's fetches answered (applied here) before it enters the
+  // barrier, which serves those still arriving; no thread released before.
+  MPI_Barrier(MPI_COMM_WORLD);
+  const long long applied = ReadAgentStats().applied - applied_before;
+  ASSERT_EQ(HoldAgent(false), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Win_unlock_all(win), MPI_SUCCESS);
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_EQ(*base, int64_t{kFetches + 1} * remote_origins);
+  // Every remote origin's fetches of the held rounds applied here, by this
+  // process's waiting calls.
+  EXPECT_GE(applied, int64_t{kFetches} * remote_origins);
   MPI_Win_free(&win);
 }
 
