@@ -38,13 +38,16 @@ fi
 mpi_include=$(pkg-config --cflags-only-I mpich 2>/dev/null || echo -I/usr/include/x86_64-linux-gnu/mpich)
 mapfile -t library < <(find shim -name '*.cc' -type f | sort)
 jobs=$(nproc)
+# A file of this run's own: two runs at once must not share one.
+findings=$(mktemp "${TMPDIR:-/tmp}/check_style.XXXXXX")
+trap 'rm -f "$findings"' EXIT
 if ! printf '%s\n' "${library[@]}" |
     xargs -P "$jobs" -I{} sh -c \
       'clang-tidy --quiet "$1" -- -std=c++20 -I. -Iinclude '"$mpi_include"' 2>/dev/null' _ {} \
-      >"${TMPDIR:-/tmp}/check_style.tidy" ||
-    grep -q 'error:' "${TMPDIR:-/tmp}/check_style.tidy"; then
+      >"$findings" ||
+    grep -q 'error:' "$findings"; then
   echo "check_style: .clang-tidy findings:"
-  grep -E '(error|warning):' "${TMPDIR:-/tmp}/check_style.tidy" | sort -u
+  grep -E '(error|warning):' "$findings" | sort -u
   status=1
 fi
 exit $status
