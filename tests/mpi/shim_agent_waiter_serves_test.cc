@@ -70,11 +70,17 @@ void AccumulateEpoch(MPI_Win win, MPI_Group world, End end) {
   while (!done) ASSERT_EQ(MPI_Win_test(win, &done), MPI_SUCCESS);
 }
 
+// The ranks on other nodes than this one (`local`: NodeLocalRanks).
+int RemoteRanks(const std::vector<bool>& local) {
+  int remote = 0;
+  for (const bool on_this_node : local) remote += on_this_node ? 0 : 1;
+  return remote;
+}
+
 TEST(AgentWaiterServesTest, EpochEndsServeWhileTheAgentThreadIsHeld) {
   ASSERT_TRUE(ReadAgentStats().running) << "RMASHIM_AGENT=1 on a split";
   const std::vector<bool> local = NodeLocalRanks();
-  int remote_origins = 0;  // ranks on other nodes: their updates come here
-  for (int r = 0; r < Size(); ++r) remote_origins += local[r] ? 0 : 1;
+  const int remote_origins = RemoteRanks(local);  // their updates come here
   ASSERT_GT(remote_origins, 0) << "needs ranks on two nodes";
 
   int64_t* base = nullptr;
@@ -121,8 +127,7 @@ TEST(AgentWaiterServesTest, EpochEndsServeWhileTheAgentThreadIsHeld) {
 TEST(AgentWaiterServesTest, OriginsWaitingForTheirFetchesServeEachOther) {
   ASSERT_TRUE(ReadAgentStats().running) << "RMASHIM_AGENT=1 on a split";
   const std::vector<bool> local = NodeLocalRanks();
-  int remote_origins = 0;
-  for (int r = 0; r < Size(); ++r) remote_origins += local[r] ? 0 : 1;
+  const int remote_origins = RemoteRanks(local);
   ASSERT_GT(remote_origins, 0) << "needs ranks on two nodes";
   int64_t* base = nullptr;
   MPI_Win win;
