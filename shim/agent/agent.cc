@@ -200,6 +200,18 @@ LockPolls ServeEvents(AgentState& s) {
           .served = served};
 }
 
+// Tests (AgentHoldThread): sits here, between passes, while held, and
+// says so.
+void HoldWhileAsked(AgentState& s) {
+  if (!s.thread_held.load()) return;
+  s.thread_holding.store(true);
+  s.thread_holding.notify_all();
+  while (s.thread_held.load()) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  s.thread_holding.store(false);
+}
+
 // The agent's loop: asleep on the transport's descriptor until a request
 // or a wake-up comes, so an idle agent costs nothing.
 void Serve(AgentState& s) {
@@ -248,9 +260,7 @@ void Serve(AgentState& s) {
         SleepUntilEvent(s, epoll, sleep_ns);
       }
     }
-    while (s.thread_held.load()) {
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-    }
+    HoldWhileAsked(s);
     const bool was_waiting = polls.waiting;
     polls = ServeEvents(s);
     // Requests that begin to wait are polled first after kFirstPollNs.
@@ -420,6 +430,12 @@ int AgentHoldThread(AgentHold hold) {
   if (!s.running) return MPI_ERR_OTHER;
   s.stand_ins_held.store(hold == AgentHold::kThreadAndStandIns);
   s.thread_held.store(hold != AgentHold::kNone);
+  if (hold == AgentHold::kNone) return MPI_SUCCESS;
+  // Held only once out of its pass: a pass under way keeps serve_mutex (or
+  // wants it), and a waiter that meant to serve in its place would find
+  // it taken, then sleep, with nobody left to serve what arrived.
+  Wake(s);
+  while (!s.thread_holding.load()) s.thread_holding.wait(false);
   return MPI_SUCCESS;
 }
 

@@ -328,7 +328,8 @@ int AgentSendForged(int world_rank, int claimed_origin, uint64_t token_xor,
 // an epoch end that serves what arrived (ServeArrived) applies remote
 // updates; release it before anything that needs the thread: a lock
 // request, a flush, parking, MPI_Finalize. kThread: the thread alone, so
-// only the waits that stand in serve. MPI_ERR_OTHER where no agent runs.
+// only the waits that stand in serve. A hold returns once the thread sits
+// at it, between passes. MPI_ERR_OTHER where no agent runs.
 enum class AgentHold { kNone, kThreadAndStandIns, kThread };
 int AgentHoldThread(AgentHold hold);
 

@@ -68,9 +68,12 @@ struct AgentState {
   // granting locks for the whole of its wait).
   std::atomic<bool> thread_wants_serve{false};
   // Tests (AgentHoldThread): the thread serves nothing while set, and no
-  // blocking call stands in for it while stand_ins_held is set too.
+  // blocking call stands in for it while stand_ins_held is set too;
+  // `thread_holding` says the thread sits at its hold (out of every pass
+  // and every sleep), which a hold waits for.
   std::atomic<bool> thread_held{false};
   std::atomic<bool> stand_ins_held{false};
+  std::atomic<bool> thread_holding{false};
   // Threads that wait in an MPI call and serve in the agent's place
   // meanwhile (AgentStandIn), when one last left (NowNs), and whether the
   // agent's thread sleeps on its wake-up alone because of them (agent.cc:

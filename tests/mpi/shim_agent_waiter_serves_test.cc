@@ -6,10 +6,13 @@
 // right, and each agent's applied count grows by the remote updates sent
 // to it: the waiting ranks applied them. The origins send their updates
 // before the count exchange (the fence's collective, the complete's count
-// messages), and TCP within a host delivers them within the send, so the
-// first pass of a wait finds them, oversubscribed or not. The links are
-// opened in a first epoch with the threads running: a link's hello needs
-// the target's thread.
+// messages), and within a host UCX's shared memory puts a small message
+// in the target's queue within the send, so the first pass of a wait finds
+// them, oversubscribed or not; a hold returns only once the thread is out
+// of its pass (rmashim_agent_hold), which would keep the waiter from
+// serving. The links are opened in a first epoch with the threads
+// running: a first message to a peer waits for UCX's wire-up, which needs
+// the target's worker progressed.
 // An origin's own waits serve too (agent_requests.h: ReceiveStandingIn):
 // with only the agent threads held, ranks on different nodes fetch from
 // each other at once, each waiting for its answer while the other's
