@@ -32,7 +32,10 @@ bool InPassiveEpochWith(const ManagedWindow& w, int rank) {
 using FlushFn = int (*)(int, MPI_Win);
 
 // Completes what this process issued to `rank`: direct copies are complete
-// already; MPI operations are completed by `flush` on the window they used.
+// already; MPI operations are completed by `flush` on the window they used,
+// only where some went to MPI (every call handed to it is marked:
+// passthrough.h, PassThrough), so a remote target served by its agent
+// costs no MPI flush, whose empty form still polls MPI's network.
 Verdict FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
   if (rank < MPI_PROC_NULL || rank >= w.comm_size()) {
     return Verdict::Error(MPI_ERR_RANK);
@@ -49,7 +52,7 @@ Verdict FlushTarget(ManagedWindow& w, int rank, FlushFn flush) {
   }
   StateGuard guard(w.state_mutex());
   TargetLockState& state = w.lock_state(rank);
-  if (!w.target(rank).node_local() || state.passed_to_mpi()) {
+  if (state.passed_to_mpi()) {
     if (const int rc = flush(rank, w.app_win())) return Verdict::Raised(rc);
     if (flush == PMPI_Win_flush) state.mpi_pending = MpiPending::kNothing;
   } else if (!w.locks_in_shm()) {
