@@ -85,6 +85,17 @@ void Clear(uint64_t* mem, bool strided) {
   for (MPI_Aint k = 0; k < slots; ++k) mem[k] = kUntouched;
 }
 
+// The origin's buffer, as large as the strided layout, one for the whole
+// run: a fresh 2 GiB buffer per test cost more in page faults (the kernel
+// zeroing every page) than its transfer and its checks. The target's
+// MPI_Win_create memory stays fresh per test: the shim shares it for the
+// window's life (shim/windows/shared_user_memory.h), and a second window
+// over the same pages took twice as long.
+uint64_t* OriginBuffer() {
+  static const std::unique_ptr<uint64_t[]> buffer(new uint64_t[StridedSlots()]);
+  return buffer.get();
+}
+
 // Rank 0 puts the whole payload into rank 1's window (the target side is
 // strided when `target_strided`, else the origin side), rank 1 checks it,
 // rank 0 gets it back into a cleared buffer and checks that.
@@ -98,10 +109,9 @@ void PutAndGetBack(MPI_Win win, uint64_t* target_mem, bool target_strided) {
   ASSERT_EQ(type_bytes, Elements() * 8);
   const int dense_count = static_cast<int>(Elements());
   const bool origin_strided = !target_strided;
-  std::unique_ptr<uint64_t[]> origin;
+  uint64_t* const origin = rank == 0 ? OriginBuffer() : nullptr;
   if (rank == 0) {
-    origin.reset(new uint64_t[origin_strided ? StridedSlots() : Elements()]);
-    Fill(origin.get(), origin_strided);
+    Fill(origin, origin_strided);
   } else {
     Clear(target_mem, target_strided);
   }
@@ -113,9 +123,8 @@ void PutAndGetBack(MPI_Win win, uint64_t* target_mem, bool target_strided) {
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Win_lock_all(0, win);
   if (rank == 0) {
-    EXPECT_EQ(
-        MPI_Put(origin.get(), o_count, o_type, 1, 0, t_count, t_type, win),
-        MPI_SUCCESS);
+    EXPECT_EQ(MPI_Put(origin, o_count, o_type, 1, 0, t_count, t_type, win),
+              MPI_SUCCESS);
   }
   MPI_Win_unlock_all(win);
   MPI_Barrier(MPI_COMM_WORLD);
@@ -128,13 +137,12 @@ void PutAndGetBack(MPI_Win win, uint64_t* target_mem, bool target_strided) {
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) {
-    Clear(origin.get(), origin_strided);
+    Clear(origin, origin_strided);
     MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
-    EXPECT_EQ(
-        MPI_Get(origin.get(), o_count, o_type, 1, 0, t_count, t_type, win),
-        MPI_SUCCESS);
+    EXPECT_EQ(MPI_Get(origin, o_count, o_type, 1, 0, t_count, t_type, win),
+              MPI_SUCCESS);
     MPI_Win_unlock(1, win);
-    EXPECT_EQ(CountWrong(origin.get(), origin_strided, &first), 0)
+    EXPECT_EQ(CountWrong(origin, origin_strided, &first), 0)
         << "elements read back wrong, first at " << first;
   }
   MPI_Barrier(MPI_COMM_WORLD);
