@@ -6,7 +6,7 @@
 # runs, so that the machine's slow drifts fall on both alike. One run's
 # figure is noisy on a shared VM (tens of percent), so each row gives the
 # median over the runs with its quartiles, for both, and the ratio of the
-# medians (shim / native: above 1, the shim is slower).
+# medians (shim / native: above 1, the shim is slower; scripts/agent_table.py).
 #   scripts/bench_agent_twohost.sh [--runs N] [--iters N] [--lib PATH]
 # --runs: pairs of runs (default 9); --iters: bench/agent's iterations
 # (default 1000); --lib: the shim to preload (default: this tree's, built).
@@ -49,37 +49,6 @@ for ((i = 1; i <= runs; i++)); do
   run native none >>"$work/out"
   run shim "$work/librmashim.so" RMASHIM_AGENT=1 >>"$work/out"
 done
-/usr/bin/python3 - "$work/out" "$runs" <<'PY'
-import statistics, sys
-rows = {}
-for line in open(sys.argv[1]):
-    _, label, what, target, state, value, unit = line.strip().split("|")
-    rows.setdefault((what, target, state, unit), {}).setdefault(label, []).append(float(value))
-
-def quartiles(v):
-    if len(v) < 2:
-        return v[0], v[0], v[0]
-    q1, q2, q3 = statistics.quantiles(v, n=4, method="inclusive")
-    return q1, q2, q3
-
-def cell(v):
-    if not v:
-        return "-"
-    q1, q2, q3 = quartiles(v)
-    return "%.1f (%.1f-%.1f)" % (q2, q1, q3)
-
-counts = sorted({len(v) for row in rows.values() for v in row.values()})
-if not counts:
-    sys.exit("bench_agent_twohost.sh: no run gave results")
-runs = str(counts[0]) if len(counts) == 1 else "%d-%d" % (counts[0], counts[-1])
-print("Alternating runs on the two-host tier, 1+1 ranks: median (quartiles) over %s runs each (%s pairs asked for)." % (runs, sys.argv[2]))
-print()
-print("| operation | target | target's state | unit | native MPICH | shim (agent) | shim / native |")
-print("| --- | --- | --- | --- | ---: | ---: | ---: |")
-for (what, target, state, unit), v in rows.items():
-    native, shim = v.get("native", []), v.get("shim", [])
-    ratio = "-"
-    if native and shim and statistics.median(native) > 0:
-        ratio = "%.2fx" % (statistics.median(shim) / statistics.median(native))
-    print("| %s | %s | %s | %s | %s | %s | %s |" % (what, target, state, unit, cell(native), cell(shim), ratio))
-PY
+/usr/bin/python3 scripts/agent_table.py "$work/out" \
+  "The two-host tier, 1+1 ranks ($runs pairs asked for)" native="native MPICH" \
+  shim="shim (agent)"
