@@ -7,13 +7,13 @@
 # rank sleeps (bench/agent.cc). The three alternate run by run; prints a
 # Markdown table of each row's median and quartiles (scripts/agent_table.py).
 #   scripts/bench_agent.sh [--ranks N] [--runs N] [--iters N] [--spin-us US]
-# --runs: runs of each (default 5); --spin-us: RMASHIM_AGENT_SPIN_US for the
-# agent's run (shim/agent/agent.h).
+# --runs: runs of each (default 3; 1 on a lent device, whose time is short);
+# --spin-us: RMASHIM_AGENT_SPIN_US for the agent's run (shim/agent/agent.h).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ranks=4
 spin=0
-runs=5
+runs=3
 args=()
 while [[ $# -gt 0 ]]; do
   case $1 in
