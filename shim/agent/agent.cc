@@ -201,15 +201,18 @@ LockPolls ServeEvents(AgentState& s) {
 }
 
 // Tests (AgentHoldThread): sits here, between passes, while held, and
-// says so.
+// says so. Held again just as it was released: it looks once more after
+// saying it left (a hold that still saw it here returned at once), so no
+// pass starts under a hold.
 void HoldWhileAsked(AgentState& s) {
-  if (!s.thread_held.load()) return;
-  s.thread_holding.store(true);
-  s.thread_holding.notify_all();
   while (s.thread_held.load()) {
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
+    s.thread_holding.store(true);
+    s.thread_holding.notify_all();
+    while (s.thread_held.load()) {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    s.thread_holding.store(false);
   }
-  s.thread_holding.store(false);
 }
 
 // The agent's loop: asleep on the transport's descriptor until a request
