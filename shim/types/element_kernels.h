@@ -22,6 +22,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "shim/base/copy.h"
+
 namespace rmashim {
 namespace {  // see above
 
@@ -260,16 +262,21 @@ template <typename T, typename Op>
 }
 
 // The bulk shape: the old values to `result` in one copy first, then the op.
-// memcpy's wide stores followed by the op's loop beat a fused loop (result
+// A copy's wide stores followed by the op's loop beat a fused loop (result
 // and target stored in the same pass) by ~15% at memory speed (1 MiB,
-// measured); replace is a copy too.
+// measured); replace is a copy too. The copies are CopyBytes
+// (shim/base/copy.h), not memcpy: a shared-lock update runs stripe by
+// stripe (16 KiB, `ApplyRun` in shim/atomics/striped_apply.cc), the size
+// where glibc's `rep movsb` slows down when the destination lies just past
+// the source modulo a page, as a malloc'd result buffer against a
+// page-aligned window does.
 template <typename T, typename Op, bool kAvx2>
 void BulkApply(std::byte* target, const std::byte* origin, std::byte* result,
                size_t n) {
   const size_t bytes = n * sizeof(T);
-  if (result != nullptr) std::memcpy(result, target, bytes);
+  if (result != nullptr) CopyBytes(result, target, bytes);
   if constexpr (std::is_same_v<Op, Replace>) {
-    if (origin != target) std::memcpy(target, origin, bytes);
+    if (origin != target) CopyBytes(target, origin, bytes);
   } else if constexpr (!std::is_same_v<Op, NoOp>) {
     kAvx2 ? SimdLoopAvx2<T, Op>(target, origin, n)
           : SimdLoopSse2<T, Op>(target, origin, n);
