@@ -11,6 +11,7 @@
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -75,12 +76,25 @@ struct Vma {
   bool anonymous;  // no file: heap or anonymous mmap (not the stack)
 };
 
-std::vector<Vma> ReadMaps() {
+// The mappings that overlap [from, limit), in address order. A process
+// with many windows has many mappings (its own remapped pages, its peers'
+// segments): /proc/self/maps is written as it is read, so stopping at
+// `limit` spares formatting the rest, and lines below `from` are skipped
+// after reading their range alone.
+std::vector<Vma> ReadMapsOver(uintptr_t from, uintptr_t limit) {
   std::vector<Vma> vmas;
   FILE* f = std::fopen("/proc/self/maps", "re");
   if (f == nullptr) return vmas;
+  // Fewer, larger reads than stdio's default buffer of a few lines; one
+  // buffer, as SharedRanges reads the maps under its mutex only.
+  static char buffer[64 << 10];
+  std::setvbuf(f, buffer, _IOFBF, sizeof(buffer));
   char line[512];
   while (std::fgets(line, sizeof(line), f) != nullptr) {
+    char* dash = nullptr;
+    const uintptr_t start = std::strtoull(line, &dash, 16);
+    if (start >= limit) break;
+    if (*dash == '-' && std::strtoull(dash + 1, nullptr, 16) <= from) continue;
     Vma v{};
     char perms[8] = {}, path[256] = {};
     unsigned major = 0, minor = 0;
@@ -119,13 +133,24 @@ class SharedRanges {
   UserMemoryId Share(uintptr_t base, size_t size) {
     const uintptr_t lo = PageFloor(base), hi = PageCeil(base + size);
     std::lock_guard<std::mutex> lock(mutex_);
-    const std::vector<Vma> vmas = ReadMaps();
-    ForgetUnmapped(vmas);
+    // A file a live window uses is still mapped where it was put: MPI keeps
+    // a window's memory valid until the window is freed.
     for (SharedRange& r : ranges_) {
-      if (r.lo <= lo && hi <= r.hi) {
-        ++r.windows;
-        return {r.fd, r.dev, r.ino, static_cast<long>(base - r.lo)};
+      if (r.windows > 0 && r.lo <= lo && hi <= r.hi) return Reuse(r, base);
+    }
+    // Idle files that overlap the range are checked against the mappings,
+    // the rest when a later window needs them.
+    uintptr_t from = lo, limit = hi;
+    for (const SharedRange& r : ranges_) {
+      if (r.windows == 0 && r.lo < hi && lo < r.hi) {
+        from = std::min(from, r.lo);
+        limit = std::max(limit, r.hi);
       }
+    }
+    const std::vector<Vma> vmas = ReadMapsOver(from, limit);
+    ForgetUnmapped(vmas, from, limit);
+    for (SharedRange& r : ranges_) {
+      if (r.lo <= lo && hi <= r.hi) return Reuse(r, base);
     }
     if (ranges_.size() >= kMaxRanges || !Remappable(vmas, lo, hi)) return {};
     SharedRange r{lo, hi, -1, 0, 0, 1};
@@ -156,6 +181,11 @@ class SharedRanges {
   }
 
  private:
+  static UserMemoryId Reuse(SharedRange& r, uintptr_t base) {
+    ++r.windows;
+    return {r.fd, r.dev, r.ino, static_cast<long>(base - r.lo)};
+  }
+
   const SharedRange* Find(uintptr_t a) const {
     for (const SharedRange& r : ranges_) {
       if (r.lo <= a && a < r.hi) return &r;
@@ -179,9 +209,13 @@ class SharedRanges {
     return false;
   }
 
-  void ForgetUnmapped(const std::vector<Vma>& vmas) {
+  // Idle files inside [from, limit) (what `vmas` cover) no longer mapped
+  // where they were put.
+  void ForgetUnmapped(const std::vector<Vma>& vmas, uintptr_t from,
+                      uintptr_t limit) {
     for (auto it = ranges_.begin(); it != ranges_.end();) {
-      if (it->windows == 0 && !StillMapped(vmas, *it)) {
+      if (it->windows == 0 && from <= it->lo && it->hi <= limit &&
+          !StillMapped(vmas, *it)) {
         close(it->fd);
         it = ranges_.erase(it);
       } else {
