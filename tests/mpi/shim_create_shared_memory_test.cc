@@ -199,6 +199,48 @@ TEST(CreateSharedMemoryTest, WindowsOverTheSamePagesShareThem) {
   std::free(memory);
 }
 
+// Many live windows over small heap buffers, as a program with a window per
+// object makes them: several on one page (the first window's file serves
+// the others), some across a page boundary beside a live window's file
+// (cross memory). Each window's data is right, and most are mapped. Fewer
+// windows than the idle files remembered (kRememberedIdle in
+// shim/windows/shared_user_memory.cc), so that the pages stay shareable for
+// the tests after this one.
+TEST(CreateSharedMemoryTest, ManyLiveWindowsOverSmallHeapBuffers) {
+  constexpr int kWindows = 16;
+  const int me = Rank(), n = Size(), right = (me + 1) % n;
+  const int left = (me + n - 1) % n;
+  std::vector<int64_t*> buffers(kWindows);
+  std::vector<MPI_Win> wins(kWindows);
+  for (int w = 0; w < kWindows; ++w) {
+    buffers[w] = static_cast<int64_t*>(std::calloc(n, sizeof(int64_t)));
+    ASSERT_NE(buffers[w], nullptr);
+    wins[w] = Create(buffers[w], n * sizeof(int64_t));
+  }
+  int mapped = 0;
+  for (int w = 0; w < kWindows; ++w) {
+    mapped += IsMapped(wins[w], right);
+    const int64_t value = int64_t{1000} * me + w;
+    MPI_Win_lock(MPI_LOCK_SHARED, right, 0, wins[w]);
+    MPI_Put(&value, 1, MPI_INT64_T, right, me * sizeof(int64_t), 1, MPI_INT64_T,
+            wins[w]);
+    MPI_Win_unlock(right, wins[w]);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (int w = 0; w < kWindows; ++w) {
+    MPI_Win_lock(MPI_LOCK_SHARED, me, 0, wins[w]);
+    EXPECT_EQ(buffers[w][left], int64_t{1000} * left + w) << "window " << w;
+    MPI_Win_unlock(me, wins[w]);
+  }
+  if (SharingOn() && SameNode(right)) {
+    EXPECT_GE(mapped, kWindows / 2) << "windows mapped by a node peer";
+  } else if (!SharingOn()) {
+    EXPECT_EQ(mapped, 0);
+  }
+  for (int w = kWindows - 1; w >= 0; --w) MPI_Win_free(&wins[w]);
+  for (int64_t* b : buffers) std::free(b);
+}
+
 TEST(CreateSharedMemoryTest, PartOfALiveWindowStaysOnCrossMemory) {
   // On this node's ranks only: MPICH 4.0.2 itself misplaces the data of
   // windows whose pages overlap a live window's (it takes the start of a
