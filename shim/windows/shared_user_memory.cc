@@ -90,7 +90,11 @@ std::vector<Vma> ReadMapsOver(uintptr_t from, uintptr_t limit) {
   static char buffer[64 << 10];
   std::setvbuf(f, buffer, _IOFBF, sizeof(buffer));
   char line[512];
+  bool line_start = true;  // a line longer than `line` comes in pieces
   while (std::fgets(line, sizeof(line), f) != nullptr) {
+    const bool piece = !line_start;
+    line_start = std::strchr(line, '\n') != nullptr;
+    if (piece) continue;
     char* dash = nullptr;
     const uintptr_t start = std::strtoull(line, &dash, 16);
     if (start >= limit) break;
