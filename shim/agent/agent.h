@@ -82,14 +82,16 @@
 // target only at the origin's next synchronization, and a burst then costs
 // one message); MPI_Win_flush (and unlock, flush_all, unlock_all) sends a
 // flush request that the agent answers after applying everything that
-// origin sent before it. The transport keeps each origin's batches to an
-// agent in order, so operations of one origin to one target are applied
-// in issue order, which covers MPI's accumulate ordering (MPI-3 11.7.2).
-// Every request is checked before anything is applied (agent_serve.cc: the
-// window id and its generation live, the range inside the target's
-// memory, the type, operation and sizes the ones the window allows); one
-// that fails is refused, counted (AgentRejected) and reported to its
-// origin (its answer, or its next flush, is MPI_ERR_OTHER). A batch with
+// origin sent before it, and a release to an agent answers the same way, so
+// an unlock or unlock_all sends no flush to the ranks whose agents serve
+// its locks: the release that follows their updates completes them. The
+// transport keeps each origin's batches to an agent in order, so operations of
+// one origin to one target are applied in issue order, which covers MPI's
+// accumulate ordering (MPI-3 11.7.2). Every request is checked before anything
+// is applied (agent_serve.cc: the window id and its generation live, the range
+// inside the target's memory, the type, operation and sizes the ones the window
+// allows); one that fails is refused, counted (AgentRejected) and reported to
+// its origin (its answer, or its next flush, is MPI_ERR_OTHER). A batch with
 // another job's token or from no rank of this job never reaches the agent.
 // A link that fails (a peer that died, a network error UCX reports)
 // fails the call with MPI_ERR_OTHER on the window's handler and is lost
@@ -237,6 +239,10 @@ int AgentCompareSwap(ManagedWindow& w, int target, MPI_Aint disp,
 int AgentFlush(ManagedWindow& w, int target);
 // ... of every target's.
 int AgentFlushAll(ManagedWindow& w);
+// ... of every target's but the remote lock agents' (ManagedWindow::
+// remote_lock_agents), at an MPI_Win_unlock_all whose AgentUnlockAll
+// completes those: a round trip less per node.
+int AgentFlushAllButLockAgents(ManagedWindow& w);
 
 // Remote put and get as RMA (agent_rma.cc has the design). Collective over
 // `comm` (the window's) after a window's creation: on a window the agents
@@ -407,7 +413,9 @@ bool BlockingCallsTestInstead();
 // updates to `target` too (on the release's own stream where the target's
 // agent serves the lock, else by an AgentFlush first). AgentLockAll takes the
 // lock_all share of every node, in node order, this node's by calling
-// `lock_own_node`; AgentUnlockAll releases the other nodes'.
+// `lock_own_node`; AgentUnlockAll releases the other nodes', completing
+// the updates sent to their lock agents' own ranks (the caller flushed the
+// others' first: AgentFlushAllButLockAgents).
 int AgentLock(ManagedWindow& w, int target, AgentLockKind lock);
 int AgentUnlock(ManagedWindow& w, int target, AgentLockKind lock);
 int AgentLockAll(ManagedWindow& w, const std::function<void()>& lock_own_node);

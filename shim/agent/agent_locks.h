@@ -19,8 +19,9 @@
 //    exclusive lock of that origin on the window only), then class B of t's
 //    `lock` gate, as ExclusiveShare::Enter and EnterTarget do.
 //  - MPI_Win_lock_all: class A of the agent's own process's shard, as a
-//    node-local lock_all (AcquireAll). The origin asks every other node's
-//    agent at once and waits for all grants. Windows spanning nodes have no
+//    node-local lock_all (AcquireAll). The origin asks the nodes' agents
+//    one after the other, in node order, its own node's share in its place
+//    (agent_origin.cc: AgentLockAll argues why). Windows spanning nodes have no
 //    announced locks and no biased lock_all (window.cc: MapAllShards), so
 //    nothing else is to be waited for.
 //

@@ -143,11 +143,13 @@ int AgentCompareSwap(ManagedWindow& w, int target, MPI_Aint disp,
 namespace {
 
 // Flushes the targets in [first, last) that were sent updates since their
-// last flush: every flush goes out before any answer is awaited, so the
-// round trips overlap. Another thread's flush of the same targets waits on
-// origin_mutex until these answers came: this one may have cleared its
-// marks.
-int FlushPending(ManagedWindow& w, int first, int last) {
+// last flush, but those in `released_next`, whose agents the caller sends a
+// release next (AgentUnlockAll): every flush goes out before any answer is
+// awaited, so the round trips overlap. Another thread's flush of the same
+// targets waits on origin_mutex until these answers came: this one may have
+// cleared its marks.
+int FlushPending(ManagedWindow& w, int first, int last,
+                 std::span<const int> released_next = {}) {
   AgentState& s = TheAgent();
   std::lock_guard<std::mutex> guard(s.origin_mutex);
   const int rma = FlushRmaLocked(s, w, first, last);
@@ -157,11 +159,17 @@ int FlushPending(ManagedWindow& w, int first, int last) {
     StateGuard state_guard(w.state_mutex());
     if (!w.agent_served()) return MPI_SUCCESS;
     for (int target = first; target < last; ++target) {
-      if (!w.agent_pending(target)) continue;
+      if (!w.agent_pending(target) ||
+          std::find(released_next.begin(), released_next.end(), target) !=
+              released_next.end()) {
+        continue;
+      }
       w.AgentPendingDone(target);
       targets.push_back(target);
     }
-    if (first == 0 && last == w.comm_size()) w.AllAgentPendingDone();
+    if (first == 0 && last == w.comm_size() && released_next.empty()) {
+      w.AllAgentPendingDone();
+    }
   }
   const RequestHeader h{.kind = RequestKind::kFlush};
   std::vector<int> agents;
@@ -186,6 +194,10 @@ int AgentFlush(ManagedWindow& w, int target) {
 
 int AgentFlushAll(ManagedWindow& w) {
   return FlushPending(w, 0, w.comm_size());
+}
+
+int AgentFlushAllButLockAgents(ManagedWindow& w) {
+  return FlushPending(w, 0, w.comm_size(), w.remote_lock_agents());
 }
 
 namespace {
@@ -264,7 +276,13 @@ int AgentLockAll(ManagedWindow& w, const std::function<void()>& lock_own_node) {
   return MPI_SUCCESS;
 }
 
+// Each release follows the updates queued for its agent's own rank on the
+// same stream, and the agent answers it after applying them: the answers
+// complete those updates too (AgentFlushAllButLockAgents flushed the rest).
+// The caller holds w's state mutex (wrap_sync.cc: UnlockAll).
 int AgentUnlockAll(ManagedWindow& w) {
+  for (const int agent : w.remote_lock_agents()) w.AgentPendingDone(agent);
+  w.AllAgentPendingDone();
   AgentState& s = TheAgent();
   std::lock_guard<std::mutex> guard(s.origin_mutex);
   std::vector<int> agents;

@@ -225,9 +225,11 @@ bool CheckLock(const RequestHeader& h, int origin, AgentLockRequest* r,
   return false;
 }
 
-// The origin's flush: answered once everything it sent before is applied,
-// with MPI_ERR_OTHER when one of those was refused.
-void AnswerFlush(AgentState& s, int origin) {
+// The origin's flush or release: answered once everything it sent before
+// is applied (a release completes the updates before it: agent.h,
+// AgentUnlock and AgentUnlockAll), with MPI_ERR_OTHER when one of those was
+// refused.
+void AnswerCompletion(AgentState& s, int origin) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   const int status = std::exchange(s.rejected_unanswered[origin], 0) != 0
                          ? MPI_ERR_OTHER
@@ -249,7 +251,7 @@ void ServeRequest(AgentState& s, int origin,
   const char* why = nullptr;
   switch (h.kind) {
     case RequestKind::kFlush:
-      return AnswerFlush(s, origin);
+      return AnswerCompletion(s, origin);
     case RequestKind::kUpdate:
     case RequestKind::kCompareSwap:
       return Apply(s, origin, h, frame.data() + sizeof h,
@@ -261,8 +263,7 @@ void ServeRequest(AgentState& s, int origin,
     case RequestKind::kUnlock:  // answered: the origin's window may go next
       if (!CheckLock(h, origin, &lock, &why)) return Reject(s, origin, why, h);
       s.locks.Release(lock);
-      (void)s.transport->Answer(origin, MPI_SUCCESS, {});
-      return;
+      return AnswerCompletion(s, origin);
   }
   h.kind = RequestKind::kUpdate;
   Reject(s, origin, "kind", h);

@@ -259,8 +259,12 @@ Verdict UnlockAll(ManagedWindow& w) {
     FenceAll();
   }
   // A failed flush (a lost agent link) is reported, but the epoch still
-  // ends and every lock share is released.
-  const int flushed = AgentFlushAll(w);
+  // ends and every lock share is released. The releases of other nodes'
+  // shares complete the updates to those nodes' lock agents.
+  const bool agent_releases = w.lock_gates() && !w.lock_all_nocheck() &&
+                              !w.lock_all_biased() && w.locks_via_agent();
+  const int flushed =
+      agent_releases ? AgentFlushAllButLockAgents(w) : AgentFlushAll(w);
   StateGuard guard(w.state_mutex());
   Verdict result = Verdict::Error(flushed);
   if (!w.lock_gates()) {
@@ -276,7 +280,7 @@ Verdict UnlockAll(ManagedWindow& w) {
       ReleaseAllBiased(w.own_lock_all_visible());
     } else {
       ReleaseAll(w.own_all_shard());
-      if (w.locks_via_agent()) {
+      if (agent_releases) {
         KeepFirstFailure(result, Verdict::Error(AgentUnlockAll(w)));
       }
     }

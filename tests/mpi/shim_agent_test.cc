@@ -118,6 +118,44 @@ TEST_P(AgentTest, CountersAddUpInEveryEpoch) {
   MPI_Group_free(&world);
 }
 
+// MPI_Win_unlock_all completes the epoch's updates at every target before
+// it returns: after a barrier each target finds every rank's accumulates of
+// the round in its memory, remote ones applied by agents. The releases of
+// other nodes' shares complete the updates to those nodes' lock agents
+// (agent.h: AgentUnlockAll), flushes the others'; every rank accumulates to
+// every rank at once, so releases and updates of all origins meet.
+TEST_P(AgentTest, UnlockAllCompletesUpdatesAtEveryTarget) {
+  const int rank = Rank(), size = Size();
+  Reset();
+  // Summed over the ranks: read everywhere before any update is sent.
+  const long long applied_before = SumOverRanks(ReadAgentStats().applied);
+  const int64_t one = 1;
+  constexpr int kRounds = 20;
+  long long remote_calls = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    ASSERT_EQ(MPI_Win_lock_all(0, win_), MPI_SUCCESS);
+    for (int k = 0; k < size; ++k) {
+      const int target = (rank + k) % size;
+      ASSERT_EQ(MPI_Accumulate(&one, 1, MPI_INT64_T, target,
+                               offsetof(Counters, added), 1, MPI_INT64_T,
+                               MPI_SUM, win_),
+                MPI_SUCCESS);
+      if (!local_[target]) ++remote_calls;
+    }
+    ASSERT_EQ(MPI_Win_unlock_all(win_), MPI_SUCCESS);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win_);
+    const int64_t added = Mine()->added;
+    MPI_Win_unlock(rank, win_);
+    ASSERT_EQ(added, int64_t{size} * (round + 1)) << "round " << round;
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  const long long applied = SumOverRanks(ReadAgentStats().applied);
+  EXPECT_EQ(applied - applied_before, SumOverRanks(remote_calls));
+  if (spans_nodes_) EXPECT_GT(SumOverRanks(remote_calls), 0);
+  EXPECT_EQ(PassedToMpi(win_), 0);
+}
+
 // Nodes the job spans (each node's first rank counts it).
 int NodeCount() {
   MPI_Comm node;

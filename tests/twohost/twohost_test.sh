@@ -225,12 +225,12 @@ done
 # spanning nodes (nothing set): UCX over the data veth, each host its own
 # network namespace. tests/mpi/shim_agent_test_bin's counters (every
 # origin, every passive epoch, exact totals, nothing to MPI, every remote
-# call applied by an agent) and a remote origin against a target that
-# computes without calling MPI; at 16 ranks (8 a host, oversubscribed) the
-# counters alone.
+# call applied by an agent; unlock_all completing every target's updates)
+# and a remote origin against a target that computes without calling MPI;
+# at 16 ranks (8 a host, oversubscribed) the counters alone.
 if [[ -n "$agent_test" ]]; then
   for n in 2 4 16; do
-    t0=$SECONDS want='10 tests' filter=() what='counters, locks and progress'
+    t0=$SECONDS want='12 tests' filter=() what='counters, unlock_all, locks and progress'
     if [[ $n -eq 16 ]]; then
       want='[0-9]+ tests' filter=(--gtest_filter='*CountersAddUpInEveryEpoch*')
       what=counters
