@@ -116,6 +116,16 @@ inline long long AgentRmaOps() {
   if (fn != nullptr) fn(&ops);
   return ops;
 }
+// The times this process gave its core away in MPI's own waits
+// (rmashim_mpi_progress_yields); -1 where the shim is not loaded.
+inline long long MpiProgressYields() {
+  using Fn = int (*)(long long*);
+  auto fn =
+      reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "rmashim_mpi_progress_yields"));
+  long long yields = -1;
+  if (fn != nullptr) fn(&yields);
+  return yields;
+}
 // The id `rank`'s agent knows `win` by (rmashim_win_agent_id); -1 where
 // none.
 inline int AgentWindowId(MPI_Win win, int rank) {

@@ -61,6 +61,14 @@ int rmashim_agent_rma_ops(long long *ops);
  * this job). */
 int rmashim_agent_rejected(long long *rejected);
 
+/* Sets *yields to the times this process gave its core away inside MPI's
+ * own waits so far: on a host with more ranks than the process has
+ * processing units, a thread whose polls of MPI's progress engine (UCX's
+ * worker progress, under MPICH's ch4:ucx) found nothing for a few
+ * microseconds yields (docs/how-it-works.md "Oversubscribed hosts"); 0
+ * elsewhere. */
+int rmashim_mpi_progress_yields(long long *yields);
+
 /* For tests of the agent's checks: sends `bytes` of `frames` (requests,
  * each a 4-byte length and that many bytes, in the format of
  * shim/agent/agent_state.h) to world rank `world_rank`'s agent as if from

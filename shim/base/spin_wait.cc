@@ -14,6 +14,7 @@ namespace rmashim {
 namespace {
 
 std::atomic<void (*)()> g_spin_progress{nullptr};
+std::atomic<uint64_t> g_progress_yields{0};
 
 // Relaxes per microsecond: the fastest of a few timed batches (an
 // interrupted batch only looks slower).
@@ -84,6 +85,32 @@ void DriveProgressNowAndThen() {
   // Per thread: no shared line written on the served paths.
   thread_local uint32_t served = 0;
   if (++served % kServedCallsPerProgress == 0) DriveProgress();
+}
+
+void NoteMpiProgressPoll(bool progressed) {
+  if (!spin_settings().host_oversubscribed) return;
+  // Per thread: when this thread's current run of idle polls began, and
+  // its last idle poll. A run ends at a poll that progressed, or where the
+  // previous idle poll was long ago (another wait, or this thread just
+  // came back from giving its core away): no stale run makes a new wait
+  // yield at its first poll.
+  thread_local uint64_t idle_since = 0;
+  thread_local uint64_t last_idle = 0;
+  if (progressed) {
+    idle_since = 0;
+    return;
+  }
+  const uint64_t now = NowNs();
+  if (idle_since == 0 || now - last_idle > kSpinBeforeYieldNs) idle_since = now;
+  last_idle = now;
+  if (now - idle_since >= kSpinBeforeYieldNs) {
+    g_progress_yields.fetch_add(1, std::memory_order_relaxed);
+    sched_yield();
+  }
+}
+
+uint64_t MpiProgressYields() {
+  return g_progress_yields.load(std::memory_order_relaxed);
 }
 
 void Backoff::Round(uint32_t ns) {

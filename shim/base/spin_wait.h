@@ -100,6 +100,22 @@ void DriveProgress();
 // MPI's progress from now on.
 void ForbidProgressOnThisThread();
 
+// After each poll of MPI's progress engine that the shim sees (UCX's
+// worker progress, which MPICH's ch4:ucx calls in every wait:
+// shim/base/ucx_progress.cc), with whether the poll progressed
+// anything. Where the host runs more ranks than this process has
+// processing units (host_oversubscribed), a thread whose polls have found
+// nothing for kSpinBeforeYieldNs gives its core away, and again at every
+// idle poll after that: MPICH's waits (inside its collectives, window
+// creation and free, fences, flushes) poll without ever yielding, so a
+// waiting rank would keep the descheduled peer it waits for off the core
+// until the kernel's time slice ends, and every step of a collective would
+// cost a time slice. Elsewhere nothing: spinning is the fastest wait when
+// every rank has its core.
+void NoteMpiProgressPoll(bool progressed);
+// The cores this process gave away in those polls so far.
+uint64_t MpiProgressYields();
+
 // Runs it once every kServedCallsPerProgress calls: for calls the shim
 // serves without entering MPI on windows spanning nodes. A remote origin's
 // put or get that MPI carries may need this process to enter MPI (emulated

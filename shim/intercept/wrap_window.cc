@@ -8,6 +8,7 @@
 
 #include "include/rmashim/rmashim.h"
 #include "shim/agent/agent.h"
+#include "shim/base/spin_wait.h"
 #include "shim/process/runtime.h"
 #include "shim/windows/window.h"
 
@@ -322,6 +323,11 @@ int rmashim_agent_rma_ops(long long* ops) {
 
 int rmashim_agent_rejected(long long* rejected) {
   *rejected = AgentRejected();
+  return MPI_SUCCESS;
+}
+
+int rmashim_mpi_progress_yields(long long* yields) {
+  *yields = static_cast<long long>(MpiProgressYields());
   return MPI_SUCCESS;
 }
 
