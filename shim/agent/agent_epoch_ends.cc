@@ -121,8 +121,8 @@ int AgentCompletePscw(ManagedWindow& w) {
   StateGuard state_guard(w.state_mutex());
   int rc = SendPending(s, w, w.pscw().access_group);
   for (const int target : w.pscw().access_group) {
-    // Updates to node-local targets are direct (ApplyByReach,
-    // accumulate.cc): nothing to count, and their waits expect nothing.
+    // Updates to node-local targets are direct (RouteCall,
+    // routing.cc): nothing to count, and their waits expect nothing.
     if (w.target(target).node_local()) continue;
     UpdateCount& count = UpdateCountFor(s, w, target);
     if (count.lost_links > 0 && rc == MPI_SUCCESS) rc = MPI_ERR_OTHER;

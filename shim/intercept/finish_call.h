@@ -1,8 +1,8 @@
 // The one place a call on a managed window ends once its full path gave
 // its verdict (windows/verdict.h). FinishCall ends put, get and the
-// accumulate family (wrap_rma.cc's MoveDirect, accumulate.h's *Direct):
-// the profile's count, the request handle of a served request-based call,
-// an error raised on the window's handler, or the call handed to MPI with
+// accumulate family (move/transfer.h's ServeTransfer, move/accumulate.h's
+// Serve*): the profile's count, the request handle of a served request-based
+// call, an error raised on the window's handler, or the call handed to MPI with
 // the reason counted. FinishSync ends locks, flushes, fence and PSCW. The
 // inline fast paths that serve the common case end in their own few
 // instructions (wrap_rma.cc, wrap_accumulate.cc, wrap_sync.cc,

@@ -1,3 +1,5 @@
+// The accumulate family's way through on a managed window (accumulate.h's
+// Serve* functions): queue, fast run, checks, admission, apply.
 #include "shim/move/accumulate.h"
 
 #include <algorithm>
@@ -75,81 +77,77 @@ Verdict PackElements(const void* buf, int count, MPI_Datatype type,
   return Verdict::Served();
 }
 
-// The one place that chooses how an admitted update of window rank `target`
-// reaches its memory: `agent()` for a remote target, whose agent applies it
-// (agent.h); `cross(exclusive)` for MPI_Win_create memory of another process
-// on this node (cross_memory.h); `in_place(exclusive)` for memory this
-// process maps (ApplyRun, ApplyCompareSwap: CPU atomics, or plain stores
-// where it must exclude the others). `exclusive`: this process holds an
-// exclusive lock on the target, so no stripe is taken.
-template <typename Agent, typename Cross, typename InPlace>
-int ApplyByReach(ManagedWindow& w, int target, Agent&& agent, Cross&& cross,
-                 InPlace&& in_place) {
-  const Target& t = w.target(target);
-  if (!t.node_local()) return agent();
-  const bool exclusive = HoldsExclusive(w, target);
-  return t.pid != 0 ? cross(exclusive) : in_place(exclusive);
-}
-
 // `runs` of `elements` elements of `element` combined with `op` (`e`), from
-// displacement `disp` of admitted window rank `target`; `origin` packed
+// displacement `disp` of admitted window rank `target`, along `route`
+// (routing.h): the target's agent, cross-memory attach of a node peer's
+// MPI_Win_create memory, or memory this process maps (ApplyRun: CPU
+// atomics, or plain stores under an exclusive lock); `origin` packed
 // (ignored for MPI_NO_OP), the old values packed into `result` when it is
 // not null.
-int ApplyUpdate(ManagedWindow& w, int target, MPI_Aint disp,
+int ApplyUpdate(ManagedWindow& w, const Route& route, int target, MPI_Aint disp,
                 MPI_Datatype element, MPI_Op op, const ElementOp& e,
                 std::span<const ElementRun> runs, size_t elements,
                 const std::byte* origin, std::byte* result) {
   if (op == MPI_NO_OP) origin = nullptr;
   const Target& t = w.target(target);
   const MPI_Aint base = disp * t.disp_unit;
-  return ApplyByReach(
-      w, target,
-      [&] {
-        return AgentUpdate(w, target, disp, element, op, runs, elements, e.size,
-                           origin, result);
-      },
-      [&](bool exclusive) {
-        return CrossMemoryApply(e, origin != nullptr, exclusive, t, base, runs,
-                                origin, result);
-      },
-      [&](bool exclusive) {
-        MPI_Aint done = 0;
-        for (const ElementRun& run : runs) {
-          const MPI_Aint offset = base + run.offset;
-          // MPI_NO_OP reads no origin; hand the target itself in its place.
-          const std::byte* src =
-              origin ? origin + done * e.size : t.base + offset;
-          ApplyRun(e, exclusive, t, offset, src,
-                   result ? result + done * e.size : nullptr, run.count,
-                   w.unstriped_slot());
-          done += run.count;
-        }
-        return MPI_SUCCESS;
-      });
+  switch (route.path) {
+    case Path::kAgent:
+      return AgentUpdate(w, target, disp, element, op, runs, elements, e.size,
+                         origin, result);
+    case Path::kCrossMemory:
+      return CrossMemoryApply(e, origin != nullptr, route.exclusive, t, base,
+                              runs, origin, result);
+    default:
+      break;
+  }
+  MPI_Aint done = 0;
+  for (const ElementRun& run : runs) {
+    const MPI_Aint offset = base + run.offset;
+    // MPI_NO_OP reads no origin; hand the target itself in its place.
+    const std::byte* src = origin ? origin + done * e.size : t.base + offset;
+    ApplyRun(e, route.exclusive, t, offset, src,
+             result ? result + done * e.size : nullptr, run.count,
+             w.unstriped_slot());
+    done += run.count;
+  }
+  return MPI_SUCCESS;
 }
 
-}  // namespace
+// An accumulate-family call whose arguments passed their checks
+// (CheckUpdate): the target's layout, its elements, the element op.
+struct CheckedUpdate {
+  Layout target_layout;
+  FlatType flat;
+  const ElementOp* e = nullptr;
+};
 
-Verdict AccumulateDirect(ManagedWindow& w, const AccumulateCall& c) {
-  const bool fetching = c.fetching;
-  const bool same_origin =
-      c.op == MPI_NO_OP
-          ? fetching
-          : c.origin_type == c.target_type && c.origin_count == c.target_count;
-  const bool same_result =
-      !fetching || (c.result != nullptr && c.result_type == c.target_type &&
-                    c.result_count == c.target_count);
-  // The lane says yes only where Admit would.
-  if (same_origin && same_result && FormAllowedInEpoch(w, c.form) &&
-      TryFastRun(w, c.target_type, c.target_count, c.op, c.target, c.disp,
-                 c.origin, fetching ? c.result : nullptr)) {
+// The target's elements: a predefined type's, or a derived type's runs.
+Verdict FlattenTarget(const AccumulateCall& c, FlatType* flat) {
+  if (IsBuiltinType(c.target_type)) {
+    flat->element = c.target_type;
+    flat->elements = c.target_count;
+    if (c.target_count > 0) flat->runs.push_back({0, c.target_count});
     return Verdict::Served();
   }
-  Layout target_layout, origin_layout, result_layout;
+  if (const FlattenResult r = Flatten(c.target_type, c.target_count, flat);
+      !r.flattened()) {
+    return NotFlattened(r);
+  }
+  return Verdict::Served();
+}
+
+// The family's argument checks, in MPICH's order: the target's layout, the
+// origin's and the result's with their buffers, the op, then whether the
+// op is defined for the target's elements (MPICH would abort at the
+// target) and predefined origin and result types match them.
+Verdict CheckUpdate(const AccumulateCall& c, CheckedUpdate* u) {
+  const bool fetching = c.fetching;
   if (const int rc =
-          DescribeLayout(c.target_count, c.target_type, &target_layout)) {
+          DescribeLayout(c.target_count, c.target_type, &u->target_layout)) {
     return Verdict::Error(rc);
   }
+  Layout origin_layout, result_layout;
   if (c.op != MPI_NO_OP) {
     int rc = DescribeLayout(c.origin_count, c.origin_type, &origin_layout);
     if (rc == MPI_SUCCESS)
@@ -165,21 +163,10 @@ Verdict AccumulateDirect(ManagedWindow& w, const AccumulateCall& c) {
   if (c.op == MPI_NO_OP && !fetching) {
     return Verdict::Error(MPI_ERR_OP);  // MPI_Accumulate does not take it
   }
-  FlatType flat;
-  if (IsBuiltinType(c.target_type)) {
-    flat.element = c.target_type;
-    flat.elements = c.target_count;
-    if (c.target_count > 0) flat.runs.push_back({0, c.target_count});
-  } else if (const FlattenResult r =
-                 Flatten(c.target_type, c.target_count, &flat);
-             !r.flattened()) {
-    return NotFlattened(r);
-  }
-  // The op must be defined for the type (MPICH would abort at the target),
-  // and predefined origin/result types must match it.
-  const ElementOp* e = nullptr;
+  if (const Verdict v = FlattenTarget(c, &u->flat); !v.ok()) return v;
+  const FlatType& flat = u->flat;
   if (flat.elements != 0) {
-    if (const int rc = FindElementOp(flat.element, c.op, &e)) {
+    if (const int rc = FindElementOp(flat.element, c.op, &u->e)) {
       return Verdict::Error(rc);
     }
   }
@@ -191,57 +178,108 @@ Verdict AccumulateDirect(ManagedWindow& w, const AccumulateCall& c) {
       (fetching && mismatched(c.result_count, c.result_type))) {
     return Verdict::Error(MPI_ERR_TYPE);
   }
-  if (const auto ends =
-          Admit(w, Access::kUpdate, c.form, c.target, c.disp, target_layout)) {
-    return *ends;
-  }
-  if (flat.elements == 0) return Verdict::Served();
+  return Verdict::Served();
+}
 
-  std::vector<std::byte> origin_storage;
+// The origin's elements packed and the place the old values go, for a
+// checked call with elements: the user's buffers where they already hold
+// them packed, else copies.
+struct UpdateBuffers {
+  std::vector<std::byte> origin_storage, result_storage;
   const std::byte* origin = nullptr;
+  std::byte* result = nullptr;
+};
+
+Verdict PrepareBuffers(const AccumulateCall& c, const CheckedUpdate& u,
+                       UpdateBuffers* b) {
+  const FlatType& flat = u.flat;
   if (c.op != MPI_NO_OP) {
     if (const Verdict v =
             PackElements(c.origin, c.origin_count, c.origin_type, flat.element,
-                         flat.elements, origin_storage, &origin);
+                         flat.elements, b->origin_storage, &b->origin);
         !v.ok()) {
       return v;
     }
   }
-  std::vector<std::byte> result_storage;
-  std::byte* result = static_cast<std::byte*>(c.result);
+  if (!c.fetching) return Verdict::Served();
+  b->result = static_cast<std::byte*>(c.result);
+  if (IsBuiltinType(c.result_type)) return Verdict::Served();  // checked
   FlatType result_flat;
-  if (fetching && !IsBuiltinType(c.result_type) &&
-      Flatten(c.result_type, c.result_count, &result_flat).flattened() &&
+  if (Flatten(c.result_type, c.result_count, &result_flat).flattened() &&
       result_flat.element == flat.element &&
       result_flat.elements == flat.elements &&
-      (result = PackedInPlace(c.result, result_flat, e->size)) != nullptr) {
-    // Fetched values go straight to the user's buffer.
-  } else if (fetching && !IsBuiltinType(c.result_type)) {
-    result_storage.resize(flat.elements * e->size);
-    result = result_storage.data();
-  } else if (fetching && (c.result_type != flat.element ||
-                          c.result_count != flat.elements)) {
-    return Verdict::Error(MPI_ERR_TYPE);
+      (b->result = PackedInPlace(c.result, result_flat, u.e->size))) {
+    return Verdict::Served();  // fetched values go straight to the user
   }
+  b->result_storage.resize(flat.elements * u.e->size);
+  b->result = b->result_storage.data();
+  return Verdict::Served();
+}
 
-  int rc = ApplyUpdate(w, c.target, c.disp, flat.element, c.op, *e, flat.runs,
-                       static_cast<size_t>(flat.elements), origin,
-                       fetching ? result : nullptr);
-  if (rc == MPI_SUCCESS && fetching && !result_storage.empty()) {
-    rc = UnpackBytes(result_storage.data(),
-                     static_cast<MPI_Aint>(result_storage.size()), c.result,
+// A checked call with elements applied along `route`, its old values
+// unpacked into a derived result type.
+Verdict ApplyChecked(ManagedWindow& w, const AccumulateCall& c,
+                     const CheckedUpdate& u, const UpdateBuffers& b,
+                     const Route& route) {
+  int rc = ApplyUpdate(w, route, c.target, c.disp, u.flat.element, c.op, *u.e,
+                       u.flat.runs, static_cast<size_t>(u.flat.elements),
+                       b.origin, c.fetching ? b.result : nullptr);
+  if (rc == MPI_SUCCESS && !b.result_storage.empty()) {
+    rc = UnpackBytes(b.result_storage.data(),
+                     static_cast<MPI_Aint>(b.result_storage.size()), c.result,
                      c.result_count, c.result_type);
   }
   return Verdict::Error(rc);
 }
 
-Verdict FetchAndOpDirect(ManagedWindow& w, const void* origin, void* result,
-                         MPI_Datatype type, int target, MPI_Aint disp,
-                         MPI_Op op) {
-  if (result != nullptr &&
-      TryFastRun(w, type, 1, op, target, disp, origin, result)) {
-    return Verdict::Served();
+// The full path of Accumulate and Get_accumulate (and their request
+// forms): the checks, the admission, then the update along its route.
+Verdict AccumulateFullPath(ManagedWindow& w, const AccumulateCall& c) {
+  CheckedUpdate u;
+  if (const Verdict v = CheckUpdate(c, &u); !v.ok()) return v;
+  const Admission a =
+      Admit(w, Access::kUpdate, c.form, c.target, c.disp, u.target_layout);
+  if (a.ends) return *a.ends;
+  if (u.flat.elements == 0) return Verdict::Served();
+  UpdateBuffers b;
+  if (const Verdict v = PrepareBuffers(c, u, &b); !v.ok()) return v;
+  return ApplyChecked(w, c, u, b, a.route);
+}
+
+// Whether the call's shapes let the inline run (TryFastRun) take it: the
+// same count and type on every side it has, and a form the epoch allows
+// (the run says yes only where Admit would).
+bool FastRunShapes(const ManagedWindow& w, const AccumulateCall& c) {
+  const bool same_origin =
+      c.op == MPI_NO_OP
+          ? c.fetching
+          : c.origin_type == c.target_type && c.origin_count == c.target_count;
+  const bool same_result =
+      !c.fetching || (c.result != nullptr && c.result_type == c.target_type &&
+                      c.result_count == c.target_count);
+  return same_origin && same_result && FormAllowedInEpoch(w, c.form);
+}
+
+// One element of the same type on both sides of an MPI_Accumulate in a
+// passive epoch: the first since the last synchronization arms the queue
+// (deferred_atomics.h) and is applied at once, the burst after it is
+// queued where TryDeferAccumulate takes it. True when queued.
+bool QueueAccumulate(ManagedWindow& w, const AccumulateCall& c) {
+  if (c.fetching || c.form != Form::kPlain || c.target_count != 1 ||
+      c.origin_count != 1 || c.origin_type != c.target_type ||
+      c.op == MPI_NO_OP) {
+    return false;
   }
+  if (!w.deferred().armed()) {
+    w.deferred().Arm();
+    return false;
+  }
+  return TryDeferAccumulate(w, c.target_type, c.op, c.target, c.disp, c.origin);
+}
+
+Verdict FetchAndOpFullPath(ManagedWindow& w, const void* origin, void* result,
+                           MPI_Datatype type, int target, MPI_Aint disp,
+                           MPI_Op op) {
   Layout layout;
   int rc = DescribeLayout(1, type, &layout);
   if (rc == MPI_SUCCESS && op != MPI_NO_OP) {
@@ -250,26 +288,23 @@ Verdict FetchAndOpDirect(ManagedWindow& w, const void* origin, void* result,
   if (rc == MPI_SUCCESS) rc = CheckBuffer(result, type, layout);
   if (rc != MPI_SUCCESS) return Verdict::Error(rc);
   if (!IsBuiltinType(type)) {  // pair types: user buffers are not packed
-    return AccumulateDirect(
+    return AccumulateFullPath(
         w, {true, origin, 1, type, result, 1, type, target, disp, 1, type, op});
   }
   const ElementOp* e = nullptr;
   if ((rc = FindElementOp(type, op, &e))) return Verdict::Error(rc);
-  if (const auto ends =
-          Admit(w, Access::kUpdate, Form::kPlain, target, disp, layout))
-    return *ends;
+  const Admission a =
+      Admit(w, Access::kUpdate, Form::kPlain, target, disp, layout);
+  if (a.ends) return *a.ends;
   static constexpr ElementRun kOneElement{0, 1};
   return Verdict::Error(ApplyUpdate(
-      w, target, disp, type, op, *e, {&kOneElement, 1}, 1,
+      w, a.route, target, disp, type, op, *e, {&kOneElement, 1}, 1,
       static_cast<const std::byte*>(origin), static_cast<std::byte*>(result)));
 }
 
-Verdict CompareAndSwapDirect(ManagedWindow& w, const void* origin,
-                             const void* compare, void* result,
-                             MPI_Datatype type, int target, MPI_Aint disp) {
-  if (TryFastCompareSwap(w, type, target, disp, origin, compare, result)) {
-    return Verdict::Served();
-  }
+Verdict CompareAndSwapFullPath(ManagedWindow& w, const void* origin,
+                               const void* compare, void* result,
+                               MPI_Datatype type, int target, MPI_Aint disp) {
   const CompareSwapOp* cas = nullptr;
   Layout layout;
   int rc = DescribeLayout(1, type, &layout);
@@ -279,54 +314,79 @@ Verdict CompareAndSwapDirect(ManagedWindow& w, const void* origin,
   }
   if (rc == MPI_SUCCESS) rc = FindCompareSwap(type, &cas);
   if (rc != MPI_SUCCESS) return Verdict::Error(rc);
-  if (const auto ends =
-          Admit(w, Access::kUpdate, Form::kPlain, target, disp, layout))
-    return *ends;
+  const Admission a =
+      Admit(w, Access::kUpdate, Form::kPlain, target, disp, layout);
+  if (a.ends) return *a.ends;
   const Target& t = w.target(target);
   const auto* o = static_cast<const std::byte*>(origin);
   const auto* cmp = static_cast<const std::byte*>(compare);
   auto* res = static_cast<std::byte*>(result);
   const MPI_Aint offset = disp * t.disp_unit;
-  return Verdict::Error(ApplyByReach(
-      w, target,
-      [&] {
-        return AgentCompareSwap(w, target, disp, type, cas->size, o, cmp, res);
-      },
-      [&](bool exclusive) {
-        return CrossMemoryCompareSwap(*cas, exclusive, t, offset, o, cmp, res);
-      },
-      [&](bool exclusive) {
-        ApplyCompareSwap(*cas, exclusive, t, offset, o, cmp, res,
-                         w.unstriped_slot());
-        return MPI_SUCCESS;
-      }));
-}
-
-void WordLaneStriped(const ManagedWindow& w, int target, uint64_t* word,
-                     MPI_Datatype type, MPI_Op op, const void* origin,
-                     const void* compare, void* result) {
-  const Target& t = w.target(target);
-  auto* addr = reinterpret_cast<std::byte*>(word);
-  const MPI_Aint offset = addr - t.base;
-  const auto* o = static_cast<const std::byte*>(origin);
-  auto* r = static_cast<std::byte*>(result);
-  if (compare != nullptr) {
-    ApplyCompareSwap(*BuiltinCompareSwap(type), /*exclusive=*/false, t, offset,
-                     o, static_cast<const std::byte*>(compare), r);
-  } else {
-    ApplyRun(*BuiltinElementOp(type, op), /*exclusive=*/false, t, offset,
-             op == MPI_NO_OP ? addr : o, r, 1);
+  const bool exclusive = a.route.exclusive;
+  switch (a.route.path) {
+    case Path::kAgent:
+      return Verdict::Error(
+          AgentCompareSwap(w, target, disp, type, cas->size, o, cmp, res));
+    case Path::kCrossMemory:
+      return Verdict::Error(
+          CrossMemoryCompareSwap(*cas, exclusive, t, offset, o, cmp, res));
+    default:
+      ApplyCompareSwap(*cas, exclusive, t, offset, o, cmp, res,
+                       w.unstriped_slot());
+      return Verdict::Served();
   }
 }
 
-void WordLaneStripedAfterAttempt(const ManagedWindow& w, int target,
-                                 uint64_t* word, MPI_Datatype type, MPI_Op op,
-                                 const void* origin, const void* compare,
-                                 void* result) {
-  const Target& t = w.target(target);
-  std::atomic<uint64_t>& mode = t.header->word_mode;
-  NoteStripedMode(mode, *t.own_slot, mode.load(std::memory_order_acquire));
-  WordLaneStriped(w, target, word, type, op, origin, compare, result);
+}  // namespace
+
+Verdict ServeAccumulate(ManagedWindow& w, const AccumulateCall& c) {
+  if (QueueAccumulate(w, c)) return Verdict::Served();
+  ApplyDeferred(w);
+  if (FastRunShapes(w, c) &&
+      TryFastRun(w, c.target_type, c.target_count, c.op, c.target, c.disp,
+                 c.origin, c.fetching ? c.result : nullptr)) {
+    return Verdict::Served();
+  }
+  return AccumulateFullPath(w, c);
+}
+
+Verdict ServeFetchAndOp(ManagedWindow& w, const void* origin, void* result,
+                        MPI_Datatype type, int target, MPI_Aint disp,
+                        MPI_Op op) {
+  ApplyDeferred(w);
+  // The word lane where the inline one did not look (a window off the
+  // home slot, or what was queued), then the inline run.
+  if (TryWordFetchAndOp(w, type, op, target, disp, origin, result) ||
+      (result != nullptr &&
+       TryFastRun(w, type, 1, op, target, disp, origin, result))) {
+    return Verdict::Served();
+  }
+  return FetchAndOpFullPath(w, origin, result, type, target, disp, op);
+}
+
+Verdict ServeCompareAndSwap(ManagedWindow& w, const void* origin,
+                            const void* compare, void* result,
+                            MPI_Datatype type, int target, MPI_Aint disp) {
+  ApplyDeferred(w);
+  if (TryWordCompareAndSwap(w, type, target, disp, origin, compare, result) ||
+      TryFastCompareSwap(w, type, target, disp, origin, compare, result)) {
+    return Verdict::Served();
+  }
+  return CompareAndSwapFullPath(w, origin, compare, result, type, target, disp);
+}
+
+Verdict MoveAsUpdates(ManagedWindow& w, const AccumulateCall& c,
+                      const Route& route) {
+  CheckedUpdate u;
+  UpdateBuffers b;
+  if (const Verdict v = CheckUpdate(c, &u); !v.ok()) {
+    return Verdict::PassThrough(Fallback::kDatatype);
+  }
+  if (u.flat.elements == 0) return Verdict::Served();
+  if (const Verdict v = PrepareBuffers(c, u, &b); !v.ok()) {
+    return Verdict::PassThrough(Fallback::kDatatype);
+  }
+  return ApplyChecked(w, c, u, b, route);
 }
 
 }  // namespace rmashim

@@ -10,6 +10,7 @@
 #include "shim/atomics/striped_apply.h"
 #include "shim/base/direct_stores.h"
 #include "shim/move/access.h"
+#include "shim/move/routing.h"
 #include "shim/sync/word_atomics.h"
 #include "shim/types/element_ops.h"
 #include "shim/windows/verdict.h"
@@ -169,19 +170,34 @@ inline void CompleteDeferred(ManagedWindow& w) {
   return true;
 }
 
-// The full paths of the accumulate family on a managed window: every
-// check, then the update (here, through cross-memory attach, or through the
-// target's agent), or MPI's with the reason (verdict.h).
-// Accumulate / Get_accumulate (call.fetching).
-Verdict AccumulateDirect(ManagedWindow& w, const AccumulateCall& call);
+// The accumulate family on a managed window, past the inline lanes (or
+// without one): what is queued applied once (or, for MPI_Accumulate of one
+// element in a passive epoch, the call queued: QueueAccumulate), the fast
+// run tried once (the word lane where the inline one did not look, then
+// TryFastRun or TryFastCompareSwap), then the full path: the checks in
+// MPICH's order, the admission and its route (admission.h, routing.h),
+// the update there (here, through cross-memory attach, or through the
+// target's agent), or MPI's with the reason (verdict.h). Accumulate and
+// Get_accumulate (call.fetching), and their request forms.
+Verdict ServeAccumulate(ManagedWindow& w, const AccumulateCall& call);
 
-Verdict FetchAndOpDirect(ManagedWindow& w, const void* origin, void* result,
-                         MPI_Datatype type, int target, MPI_Aint disp,
-                         MPI_Op op);
+Verdict ServeFetchAndOp(ManagedWindow& w, const void* origin, void* result,
+                        MPI_Datatype type, int target, MPI_Aint disp,
+                        MPI_Op op);
 
-Verdict CompareAndSwapDirect(ManagedWindow& w, const void* origin,
-                             const void* compare, void* result,
-                             MPI_Datatype type, int target, MPI_Aint disp);
+Verdict ServeCompareAndSwap(ManagedWindow& w, const void* origin,
+                            const void* compare, void* result,
+                            MPI_Datatype type, int target, MPI_Aint disp);
+
+// A put (MPI_REPLACE) or get (fetching MPI_NO_OP) admitted along `route`
+// to a remote target's agent, moved as element updates, which the agent
+// applies element by element (agent.h), where its layout is not one RMA
+// operation: the family's checks and packing without a second admission.
+// Layouts an accumulate may not have and a put may (MPI_CHAR, MPI_PACKED,
+// a target type that is not one predefined type throughout) go to MPI
+// (Fallback::kDatatype), decided before anything is applied.
+Verdict MoveAsUpdates(ManagedWindow& w, const AccumulateCall& call,
+                      const Route& route);
 
 }  // namespace rmashim
 

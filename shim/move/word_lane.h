@@ -22,7 +22,6 @@
 
 #include "shim/base/mpich_abi.h"
 #include "shim/move/access.h"
-#include "shim/move/accumulate.h"
 #include "shim/sync/word_atomics.h"
 #include "shim/windows/window.h"
 

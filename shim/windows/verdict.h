@@ -10,7 +10,7 @@
 //    (data movement only: a managed window's synchronization is always the
 //    shim's, calling MPI's where MPI must take part).
 // Put, get and the accumulate family return it from their full paths
-// (wrap_rma.cc's MoveDirect, move/accumulate.h) and FinishCall ends them;
+// (move/transfer.h, move/accumulate.h) and FinishCall ends them;
 // locks, flushes, fence and PSCW return it to FinishSync (both in
 // intercept/finish_call.h), which turns it into the call's return value.
 #ifndef RMASHIM_SHIM_WINDOWS_VERDICT_H_

@@ -152,7 +152,9 @@ TEST_P(AgentTest, UnlockAllCompletesUpdatesAtEveryTarget) {
   }
   const long long applied = SumOverRanks(ReadAgentStats().applied);
   EXPECT_EQ(applied - applied_before, SumOverRanks(remote_calls));
-  if (spans_nodes_) EXPECT_GT(SumOverRanks(remote_calls), 0);
+  if (spans_nodes_) {
+    EXPECT_GT(SumOverRanks(remote_calls), 0);
+  }
   EXPECT_EQ(PassedToMpi(win_), 0);
 }
 
