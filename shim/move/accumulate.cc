@@ -1,5 +1,5 @@
-// The accumulate family's way through on a managed window (accumulate.h's
-// Serve* functions): queue, fast run, checks, admission, apply.
+// The accumulate family's full paths on a managed window (accumulate.h):
+// checks, admission and route, apply.
 #include "shim/move/accumulate.h"
 
 #include <algorithm>
@@ -232,8 +232,8 @@ Verdict ApplyChecked(ManagedWindow& w, const AccumulateCall& c,
   return Verdict::Error(rc);
 }
 
-// The full path of Accumulate and Get_accumulate (and their request
-// forms): the checks, the admission, then the update along its route.
+}  // namespace
+
 Verdict AccumulateFullPath(ManagedWindow& w, const AccumulateCall& c) {
   CheckedUpdate u;
   if (const Verdict v = CheckUpdate(c, &u); !v.ok()) return v;
@@ -244,37 +244,6 @@ Verdict AccumulateFullPath(ManagedWindow& w, const AccumulateCall& c) {
   UpdateBuffers b;
   if (const Verdict v = PrepareBuffers(c, u, &b); !v.ok()) return v;
   return ApplyChecked(w, c, u, b, a.route);
-}
-
-// Whether the call's shapes let the inline run (TryFastRun) take it: the
-// same count and type on every side it has, and a form the epoch allows
-// (the run says yes only where Admit would).
-bool FastRunShapes(const ManagedWindow& w, const AccumulateCall& c) {
-  const bool same_origin =
-      c.op == MPI_NO_OP
-          ? c.fetching
-          : c.origin_type == c.target_type && c.origin_count == c.target_count;
-  const bool same_result =
-      !c.fetching || (c.result != nullptr && c.result_type == c.target_type &&
-                      c.result_count == c.target_count);
-  return same_origin && same_result && FormAllowedInEpoch(w, c.form);
-}
-
-// One element of the same type on both sides of an MPI_Accumulate in a
-// passive epoch: the first since the last synchronization arms the queue
-// (deferred_atomics.h) and is applied at once, the burst after it is
-// queued where TryDeferAccumulate takes it. True when queued.
-bool QueueAccumulate(ManagedWindow& w, const AccumulateCall& c) {
-  if (c.fetching || c.form != Form::kPlain || c.target_count != 1 ||
-      c.origin_count != 1 || c.origin_type != c.target_type ||
-      c.op == MPI_NO_OP) {
-    return false;
-  }
-  if (!w.deferred().armed()) {
-    w.deferred().Arm();
-    return false;
-  }
-  return TryDeferAccumulate(w, c.target_type, c.op, c.target, c.disp, c.origin);
 }
 
 Verdict FetchAndOpFullPath(ManagedWindow& w, const void* origin, void* result,
@@ -335,44 +304,6 @@ Verdict CompareAndSwapFullPath(ManagedWindow& w, const void* origin,
                        w.unstriped_slot());
       return Verdict::Served();
   }
-}
-
-}  // namespace
-
-Verdict ServeAccumulate(ManagedWindow& w, const AccumulateCall& c) {
-  if (QueueAccumulate(w, c)) return Verdict::Served();
-  ApplyDeferred(w);
-  if (FastRunShapes(w, c) &&
-      TryFastRun(w, c.target_type, c.target_count, c.op, c.target, c.disp,
-                 c.origin, c.fetching ? c.result : nullptr)) {
-    return Verdict::Served();
-  }
-  return AccumulateFullPath(w, c);
-}
-
-Verdict ServeFetchAndOp(ManagedWindow& w, const void* origin, void* result,
-                        MPI_Datatype type, int target, MPI_Aint disp,
-                        MPI_Op op) {
-  ApplyDeferred(w);
-  // The word lane where the inline one did not look (a window off the
-  // home slot, or what was queued), then the inline run.
-  if (TryWordFetchAndOp(w, type, op, target, disp, origin, result) ||
-      (result != nullptr &&
-       TryFastRun(w, type, 1, op, target, disp, origin, result))) {
-    return Verdict::Served();
-  }
-  return FetchAndOpFullPath(w, origin, result, type, target, disp, op);
-}
-
-Verdict ServeCompareAndSwap(ManagedWindow& w, const void* origin,
-                            const void* compare, void* result,
-                            MPI_Datatype type, int target, MPI_Aint disp) {
-  ApplyDeferred(w);
-  if (TryWordCompareAndSwap(w, type, target, disp, origin, compare, result) ||
-      TryFastCompareSwap(w, type, target, disp, origin, compare, result)) {
-    return Verdict::Served();
-  }
-  return CompareAndSwapFullPath(w, origin, compare, result, type, target, disp);
 }
 
 Verdict MoveAsUpdates(ManagedWindow& w, const AccumulateCall& c,

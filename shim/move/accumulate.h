@@ -11,6 +11,7 @@
 #include "shim/base/direct_stores.h"
 #include "shim/move/access.h"
 #include "shim/move/routing.h"
+#include "shim/move/word_lane.h"
 #include "shim/sync/word_atomics.h"
 #include "shim/types/element_ops.h"
 #include "shim/windows/verdict.h"
@@ -170,24 +171,71 @@ inline void CompleteDeferred(ManagedWindow& w) {
   return true;
 }
 
-// The accumulate family on a managed window, past the inline lanes (or
-// without one): what is queued applied once (or, for MPI_Accumulate of one
-// element in a passive epoch, the call queued: QueueAccumulate), the fast
-// run tried once (the word lane where the inline one did not look, then
-// TryFastRun or TryFastCompareSwap), then the full path: the checks in
-// MPICH's order, the admission and its route (admission.h, routing.h),
+// The full paths of the accumulate family on a managed window: the checks
+// in MPICH's order, the admission and its route (admission.h, routing.h),
 // the update there (here, through cross-memory attach, or through the
 // target's agent), or MPI's with the reason (verdict.h). Accumulate and
-// Get_accumulate (call.fetching), and their request forms.
-Verdict ServeAccumulate(ManagedWindow& w, const AccumulateCall& call);
+// Get_accumulate (call.fetching), and their request forms. Out of line, so
+// what serves before them stays short.
+[[gnu::noinline]] Verdict AccumulateFullPath(ManagedWindow& w,
+                                             const AccumulateCall& call);
 
-Verdict ServeFetchAndOp(ManagedWindow& w, const void* origin, void* result,
-                        MPI_Datatype type, int target, MPI_Aint disp,
-                        MPI_Op op);
+[[gnu::noinline]] Verdict FetchAndOpFullPath(ManagedWindow& w,
+                                             const void* origin, void* result,
+                                             MPI_Datatype type, int target,
+                                             MPI_Aint disp, MPI_Op op);
 
-Verdict ServeCompareAndSwap(ManagedWindow& w, const void* origin,
-                            const void* compare, void* result,
-                            MPI_Datatype type, int target, MPI_Aint disp);
+[[gnu::noinline]] Verdict CompareAndSwapFullPath(
+    ManagedWindow& w, const void* origin, const void* compare, void* result,
+    MPI_Datatype type, int target, MPI_Aint disp);
+
+// MPI_Accumulate of one element of the same type on both sides in a
+// passive epoch: the first since the last synchronization arms the queue
+// (deferred_atomics.h) and is applied at once, the burst after it is
+// queued where TryDeferAccumulate takes it. True when queued.
+[[gnu::always_inline]] inline bool QueueAccumulate(ManagedWindow& w,
+                                                   MPI_Datatype type, MPI_Op op,
+                                                   int target, MPI_Aint disp,
+                                                   const void* origin) {
+  if (!w.deferred().armed()) {
+    w.deferred().Arm();
+    return false;
+  }
+  return TryDeferAccumulate(w, type, op, target, disp, origin);
+}
+
+// The accumulate family on a managed window past the inline lanes (or
+// without one), inlined into the wrappers' out-of-line paths with their
+// own arguments: what is queued applied once, then the fast run tried
+// once (the word lane where the inline one did not look, then TryFastRun
+// or TryFastCompareSwap). True when served; false: the full path (above)
+// takes the call, and tries nothing of this again. TryRunAtOnce's callers
+// have checked that the origin and result sides have `count` x `type`
+// too, and that the epoch allows the call's form.
+[[gnu::always_inline]] inline bool TryRunAtOnce(
+    ManagedWindow& w, MPI_Datatype type, int count, MPI_Op op, int target,
+    MPI_Aint disp, const void* origin, void* result) {
+  ApplyDeferred(w);
+  return TryFastRun(w, type, count, op, target, disp, origin, result);
+}
+
+[[gnu::always_inline]] inline bool TryFetchAndOpAtOnce(
+    ManagedWindow& w, const void* origin, void* result, MPI_Datatype type,
+    int target, MPI_Aint disp, MPI_Op op) {
+  ApplyDeferred(w);
+  return TryWordFetchAndOp(w, type, op, target, disp, origin, result) ||
+         (result != nullptr &&
+          TryFastRun(w, type, 1, op, target, disp, origin, result));
+}
+
+[[gnu::always_inline]] inline bool TryCompareAndSwapAtOnce(
+    ManagedWindow& w, const void* origin, const void* compare, void* result,
+    MPI_Datatype type, int target, MPI_Aint disp) {
+  ApplyDeferred(w);
+  return TryWordCompareAndSwap(w, type, target, disp, origin, compare,
+                               result) ||
+         TryFastCompareSwap(w, type, target, disp, origin, compare, result);
+}
 
 // A put (MPI_REPLACE) or get (fetching MPI_NO_OP) admitted along `route`
 // to a remote target's agent, moved as element updates, which the agent

@@ -19,18 +19,29 @@ int CompletePassedThrough(ManagedWindow& w, int target) {
   return PMPI_Win_flush(target, w.app_win());
 }
 
-// What routing needs of `w`'s kind, its epoch and admitted `target`.
+// What routing needs of `w`'s kind, its epoch and admitted `target`. The
+// target's lock state is read only where the route depends on it: its
+// lock mode for updates, and its marks of what went to MPI only in the
+// active-target epochs of a window the agents serve, where no other thread
+// of this process can flush (MPI_Win_flush is erroneous there). In passive
+// epochs another thread's flush rewrites those marks under the window's
+// state mutex (CompletePassedThrough reads them under it).
 RouteFacts FactsOf(const ManagedWindow& w, Access access, int target,
                    EpochAccess epoch, MPI_Aint bytes) {
   const Target& t = w.target(target);
+  const bool update = access == Access::kUpdate;
+  const bool passive = IsPassive(w.epoch());
+  const bool counted_epoch = update && !w.locks_in_shm() && w.agent_served() &&
+                             w.agent_counts_epoch() && !passive;
   return {.access = access,
           .single_node = w.locks_in_shm(),
           .agent_served = w.agent_served(),
           .agent_counts_epoch = w.agent_counts_epoch(),
-          .passive = IsPassive(w.epoch()),
+          .passive = passive,
           .mpi_judges_target = epoch == EpochAccess::kPassThrough,
-          .holds_exclusive = HoldsExclusive(w, target),
+          .holds_exclusive = update && HoldsExclusive(w, target),
           .mpi_has_updates =
+              counted_epoch &&
               Includes(w.lock_state(target).mpi_pending, MpiPending::kUpdates),
           .node_local = t.node_local(),
           .cross_memory = t.node_local() && t.pid != 0,
