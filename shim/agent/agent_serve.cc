@@ -11,8 +11,10 @@
 #include <span>
 #include <utility>
 
-#include "shim/agent/agent.h"
+#include "shim/agent/agent_locks.h"
 #include "shim/atomics/striped_apply.h"
+#include "shim/types/element_ops.h"
+#include "shim/types/flatten.h"
 #include "shim/windows/served_windows.h"
 #include "shim/windows/window.h"
 
