@@ -52,18 +52,26 @@ OpKind KindOf(const AccumulateCall& c, const MPI_Request* request) {
                  : (c.fetching ? OpKind::kGetAccumulate : OpKind::kAccumulate);
 }
 
-// The full path of a call the fast run did not serve, ended by FinishCall;
-// on a window the shim does not manage (`w` null), MPI's.
+// The full path of a call on `win` the fast run did not serve: on a
+// managed window (`w`) `full` gives the verdict and FinishCall ends the
+// call with it; otherwise MPI moves it (`mpi`) on `win`.
+template <typename Full, typename Mpi>
+int FullPathOrMpi(ManagedWindow* w, MPI_Win win, int target,
+                  MPI_Request* request, Profiled what, Full full, Mpi mpi) {
+  if (w == nullptr) {
+    CountUnmanagedOp(win, what.kind, target, what.count, what.type);
+    return mpi(win);
+  }
+  return FinishCall(*w, target, full(*w), what, request, mpi);
+}
+
 [[gnu::noinline]] int AccumulateFully(ManagedWindow* w, MPI_Win win,
                                       const AccumulateCall& c,
                                       MPI_Request* request) {
-  const Profiled what{KindOf(c, request), c.target_count, c.target_type};
-  if (w == nullptr) {
-    CountUnmanagedOp(win, what.kind, c.target, what.count, what.type);
-    return AccumulateThroughMpi(c, win, request);
-  }
-  return FinishCall(
-      *w, c.target, AccumulateFullPath(*w, c), what, request,
+  return FullPathOrMpi(
+      w, win, c.target, request,
+      {KindOf(c, request), c.target_count, c.target_type},
+      [&](ManagedWindow& w) { return AccumulateFullPath(w, c); },
       [&](MPI_Win used) { return AccumulateThroughMpi(c, used, request); });
 }
 
@@ -102,18 +110,16 @@ bool SameShapes(const ManagedWindow& w, const AccumulateCall& c) {
                                       void* result_addr, MPI_Datatype datatype,
                                       int target_rank, MPI_Aint target_disp,
                                       MPI_Op op, MPI_Win win) {
-  const auto mpi = [&](MPI_Win used) {
-    return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank,
-                             target_disp, op, used);
-  };
-  if (w == nullptr) {
-    CountUnmanagedOp(win, OpKind::kFetchAndOp, target_rank, 1, datatype);
-    return mpi(win);
-  }
-  return FinishCall(*w, target_rank,
-                    FetchAndOpFullPath(*w, origin_addr, result_addr, datatype,
-                                       target_rank, target_disp, op),
-                    {OpKind::kFetchAndOp, 1, datatype}, nullptr, mpi);
+  return FullPathOrMpi(
+      w, win, target_rank, nullptr, {OpKind::kFetchAndOp, 1, datatype},
+      [&](ManagedWindow& w) {
+        return FetchAndOpFullPath(w, origin_addr, result_addr, datatype,
+                                  target_rank, target_disp, op);
+      },
+      [&](MPI_Win used) {
+        return PMPI_Fetch_and_op(origin_addr, result_addr, datatype,
+                                 target_rank, target_disp, op, used);
+      });
 }
 
 [[gnu::noinline]] int FetchAndOpOnWindow(const void* origin_addr,
@@ -135,19 +141,16 @@ bool SameShapes(const ManagedWindow& w, const AccumulateCall& c) {
     ManagedWindow* w, const void* origin_addr, const void* compare_addr,
     void* result_addr, MPI_Datatype datatype, int target_rank,
     MPI_Aint target_disp, MPI_Win win) {
-  const auto mpi = [&](MPI_Win used) {
-    return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr,
-                                 datatype, target_rank, target_disp, used);
-  };
-  if (w == nullptr) {
-    CountUnmanagedOp(win, OpKind::kCompareAndSwap, target_rank, 1, datatype);
-    return mpi(win);
-  }
-  return FinishCall(
-      *w, target_rank,
-      CompareAndSwapFullPath(*w, origin_addr, compare_addr, result_addr,
-                             datatype, target_rank, target_disp),
-      {OpKind::kCompareAndSwap, 1, datatype}, nullptr, mpi);
+  return FullPathOrMpi(
+      w, win, target_rank, nullptr, {OpKind::kCompareAndSwap, 1, datatype},
+      [&](ManagedWindow& w) {
+        return CompareAndSwapFullPath(w, origin_addr, compare_addr, result_addr,
+                                      datatype, target_rank, target_disp);
+      },
+      [&](MPI_Win used) {
+        return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr,
+                                     datatype, target_rank, target_disp, used);
+      });
 }
 
 [[gnu::noinline]] int CompareAndSwapOnWindow(
